@@ -1,0 +1,55 @@
+"""The coordinator graph, exported as `graph` for langgraph.json.
+
+START -> dispatch -> (Send x N) -> subagent -> aggregate -> verify -> gap_check
+gap_check --gaps--> (Send x M) -> subagent      (re-delegation)
+gap_check --covered / no gain / max_rounds--> write -> END
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from nodes.aggregate import aggregate
+from nodes.dispatch import dispatch
+from nodes.gap_check import gap_check
+from nodes.subagent import subagent
+from nodes.verify import verify
+from nodes.write import write
+from runtime.context import Context
+from state.graph import InputState, ResearchState
+
+
+def delegate(state: ResearchState) -> list[Send]:
+    """One `Send` per pending task; each subagent gets only its task."""
+    return [Send("subagent", {"task": task}) for task in state.get("pending", [])]
+
+
+def after_dispatch(state: ResearchState) -> list[Send] | Literal["aggregate"]:
+    """Fan out the plan's tasks; a direct answer goes straight to aggregation."""
+    return delegate(state) or "aggregate"
+
+
+def after_gap_check(state: ResearchState) -> list[Send] | Literal["write"]:
+    """Re-delegate the gaps gap_check queued, or write the report."""
+    return delegate(state) or "write"
+
+
+builder = StateGraph(ResearchState, context_schema=Context, input_schema=InputState)
+builder.add_node("dispatch", dispatch)
+builder.add_node("subagent", subagent)
+builder.add_node("aggregate", aggregate)
+builder.add_node("verify", verify)
+builder.add_node("gap_check", gap_check)
+builder.add_node("write", write)
+builder.add_edge(START, "dispatch")
+builder.add_conditional_edges("dispatch", after_dispatch, ["subagent", "aggregate"])
+builder.add_edge("subagent", "aggregate")
+builder.add_edge("aggregate", "verify")
+builder.add_edge("verify", "gap_check")
+builder.add_conditional_edges("gap_check", after_gap_check, ["subagent", "write"])
+builder.add_edge("write", END)
+
+graph = builder.compile(name="research")

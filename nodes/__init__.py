@@ -1,0 +1,1 @@
+"""The coordinator's nodes, one module each."""

@@ -1,0 +1,29 @@
+"""aggregate: fan in every result, keep partial ones, dedupe by source span."""
+
+from __future__ import annotations
+
+from state.findings import Finding
+from state.graph import ResearchState
+
+
+def aggregate(state: ResearchState) -> ResearchState:
+    """Collect the findings of all results; one finding per cited span.
+
+    A span found for two facets keeps both facets and all their values.
+    """
+    by_span: dict[tuple[str, str], Finding] = {}
+    results = sorted(state.get("results", {}).values(), key=lambda r: (r.round, r.task_id))
+    for result in results:
+        for finding in result.findings:
+            seen = by_span.get(finding.span_key)
+            if seen is None:
+                by_span[finding.span_key] = finding
+                continue
+            by_span[finding.span_key] = seen.model_copy(
+                update={
+                    "facet_ids": tuple(dict.fromkeys(seen.facet_ids + finding.facet_ids)),
+                    "values": tuple(dict.fromkeys(seen.values + finding.values)),
+                    "confidence": max(seen.confidence, finding.confidence),
+                }
+            )
+    return {"findings": list(by_span.values())}

@@ -1,0 +1,170 @@
+"""gap_check: coverage by code, an independent enumeration, and what to re-send."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from nodes.resources import knowledge_base
+from runtime.context import Context
+from runtime.kb import KnowledgeBase
+from runtime.models import load_chat_model
+from runtime.probe import probe
+from runtime.structured import ainvoke_structured, schema_instructions
+from runtime.telemetry import emit
+from state.coverage import GapReport
+from state.findings import Finding
+from state.graph import ResearchState
+from state.plan import CoveragePlan
+from state.tasks import TaskDefinition
+
+PROBE_DIMENSION = "subject"
+"""Where the corpus probe puts the documents it finds: they are subjects."""
+MAX_ATTEMPTS_PER_VALUE = 2
+
+ENUMERATE_PROMPT = """You check a research plan for breadth, independently of
+whoever wrote it. Given the question and the dimensions and values the plan
+names, list the values a complete answer must also cover that the plan does not
+name: more values of its dimensions, or a dimension it missed. Name only values
+that are distinct from the ones listed. If nothing is missing, return an empty list.
+
+{format}"""
+
+
+class Enumeration(BaseModel):
+    """Values the enumerator adds, by dimension."""
+
+    dimensions: list[dict[str, list[str]]] = Field(
+        default_factory=list,
+        description='One {"<dimension name>": ["<value>", ...]} object per dimension.',
+    )
+
+
+def value_counts(findings: list[Finding]) -> Counter[str]:
+    """Verified findings per dimension value."""
+    return Counter(v for f in findings if f.verified for v in f.values)
+
+
+async def enumerate_missing(
+    model: BaseChatModel, plan: CoveragePlan
+) -> dict[str, list[str]]:
+    """The lead's second, independent enumeration of values the plan lacks."""
+    named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
+    messages = [
+        SystemMessage(ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))),
+        HumanMessage(f"Question: {plan.question}\n\nThe plan names:\n{named}"),
+    ]
+    answer, _ = await ainvoke_structured(model, messages, Enumeration)
+    known = {v.casefold() for v in plan.values}
+    missing: dict[str, list[str]] = {}
+    for entry in answer.dimensions:
+        for name, values in entry.items():
+            for value in (" ".join(v.split()) for v in values):
+                if value and value.casefold() not in known:
+                    known.add(value.casefold())
+                    missing.setdefault(name, []).append(value)
+    return missing
+
+
+def probe_missing(
+    kb: KnowledgeBase, plan: CoveragePlan, findings: list[Finding], limit: int
+) -> list[str]:
+    """Titles of relevant documents that no finding cites and no value names."""
+    verified = [f for f in findings if f.verified]
+    found = probe(
+        kb,
+        plan.question,
+        feedback=[(f.source.doc_id, f.quote) for f in verified],
+        known={f.source.doc_id for f in verified},
+        names=plan.values,
+    )
+    return [p.title for p in found.documents][:limit]
+
+
+async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
+    """Compute coverage, enumerate what the plan missed, queue the gaps.
+
+    Stops (no pending tasks) when every value is covered, when a round added
+    no coverage, or after `max_rounds` re-delegations.
+    """
+    ctx = runtime.context
+    plan, round_no = state["plan"], state.get("round", 0)
+    findings = state.get("findings", [])
+    new_values: list[str] = []
+    if not plan.direct_answer:
+        taken = {f.id for f in plan.facets}
+        model = load_chat_model(ctx.lead_model)
+        if model is not None:
+            for dimension, values in (await enumerate_missing(model, plan)).items():
+                plan = plan.extended(dimension, values, taken)
+                new_values += values
+        kb = knowledge_base(ctx.kb_path)
+        found = probe_missing(kb, plan, findings, ctx.max_subagents)
+        plan = plan.extended(PROBE_DIMENSION, found, taken)
+        new_values += found
+
+    counts = value_counts(findings)
+    need = ctx.min_findings_per_value
+    covered = [v for v in plan.values if counts[v] >= need]
+    uncovered = [v for v in plan.values if counts[v] < need]
+    previous = state.get("gaps", [])
+    improved = not previous or bool(new_values) or len(covered) > len(previous[-1].covered)
+    report = GapReport(
+        round=round_no,
+        covered=tuple(covered),
+        uncovered=tuple(uncovered),
+        weak=tuple(v for v in uncovered if counts[v]),
+        new_values=tuple(new_values),
+        coverage=len(covered) / len(plan.values) if plan.values else 1.0,
+        improved=improved,
+    )
+    tasks: list[TaskDefinition] = []
+    if uncovered and improved and round_no < ctx.max_rounds and not plan.direct_answer:
+        tasks = next_tasks(state, plan, uncovered, round_no + 1, ctx)
+    event = emit(
+        "COVERAGE",
+        stage="gap_check",
+        round=round_no,
+        coverage=report.coverage,
+        covered=len(covered),
+        uncovered=len(uncovered),
+        new_values=len(new_values),
+        redelegate=len(tasks),
+    )
+    update: ResearchState = {"plan": plan, "gaps": [report], "pending": tasks,
+                             "events": [event]}
+    if tasks:
+        update["round"] = round_no + 1
+    return update
+
+
+def next_tasks(
+    state: ResearchState,
+    plan: CoveragePlan,
+    uncovered: list[str],
+    round_no: int,
+    ctx: Context,
+) -> list[TaskDefinition]:
+    """One task per facet for its uncovered values not yet tried too often."""
+    attempts = Counter(v for r in state.get("results", {}).values() for v in r.values)
+    by_facet: dict[str, list[str]] = {}
+    for value in uncovered:
+        owner = plan.owner(value)
+        if owner is not None and attempts[value] < MAX_ATTEMPTS_PER_VALUE:
+            by_facet.setdefault(owner.id, []).append(value)
+    facets = {f.id: f for f in plan.facets}
+    return [
+        TaskDefinition.for_facet(
+            facets[facet_id],
+            question=plan.question,
+            trace_id=state["trace_id"],
+            round_no=round_no,
+            timeout_s=ctx.task_timeout_s,
+            values=tuple(values),
+        )
+        for facet_id, values in by_facet.items()
+    ][: ctx.max_subagents]

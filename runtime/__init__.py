@@ -1,0 +1,1 @@
+"""Configuration, models, the knowledge base and telemetry."""

@@ -1,0 +1,62 @@
+"""Extractive reading: verbatim sentences that best answer a set of terms.
+
+The no-LLM mode cuts its findings with these; they are quotes by construction.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from runtime.kb import KnowledgeBase, stem, terms
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[]?[A-Z0-9])|\n+")
+MIN_SENTENCE_CHARS = 40
+MAX_SENTENCE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class Extract:
+    """A sentence cut from a passage, with how well it matches the query terms."""
+
+    passage_id: str
+    sentence: str
+    score: float
+    matched: float
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of `text`, each verbatim, of useful length."""
+    return [
+        s.strip()
+        for s in _SENTENCE_END.split(text)
+        if MIN_SENTENCE_CHARS <= len(s.strip()) <= MAX_SENTENCE_CHARS
+    ]
+
+
+def idf_weights(kb: KnowledgeBase, words: Iterable[str]) -> dict[str, float]:
+    """Inverse document frequency of each word over the passages."""
+    freqs = kb.document_frequencies(words)
+    return {w: math.log(1 + kb.size / (1 + n)) for w, n in freqs.items()}
+
+
+def best_sentences(
+    passages: Iterable[tuple[str, str]], weights: dict[str, float], n: int
+) -> list[Extract]:
+    """The `n` sentences that carry most query weight, at most one per passage.
+
+    `passages` are (passage_id, text) pairs.
+    """
+    stemmed = {stem(t): w for t, w in weights.items()}
+    total = sum(stemmed.values()) or 1.0
+    best: dict[str, Extract] = {}
+    for passage_id, text in passages:
+        for sentence in split_sentences(text):
+            words = {stem(t) for t in terms(sentence)}
+            score = sum(w for t, w in stemmed.items() if t in words)
+            current = best.get(passage_id)
+            if score > 0 and (current is None or score > current.score):
+                best[passage_id] = Extract(passage_id, sentence, score, score / total)
+    return sorted(best.values(), key=lambda e: e.score, reverse=True)[:n]

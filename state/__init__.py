@@ -1,0 +1,1 @@
+"""Contracts and graph states: pure data, no I/O."""

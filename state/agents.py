@@ -1,0 +1,31 @@
+"""What a subagent is, as its definition file declares it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AgentManifest(BaseModel):
+    """A validated subagent definition."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent_id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    version: str = "1"
+    description: str = Field(min_length=1)
+    domains: tuple[str, ...] = ()
+    tools: tuple[str, ...] = Field(min_length=1)
+    disallowed_tools: tuple[str, ...] = ()
+    model: Literal["subagent", "lead"] = "subagent"
+    max_turns: int = Field(default=6, ge=1, le=50)
+    timeout_s: float = Field(default=60.0, gt=0)
+    input_schema: str = "TaskDefinition"
+    output_schema: str = "TaskResult"
+    system_prompt: str = Field(min_length=1)
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        """The tools the agent may call: its list less the disallowed ones."""
+        return tuple(t for t in self.tools if t not in self.disallowed_tools)

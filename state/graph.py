@@ -1,0 +1,63 @@
+"""The coordinator's graph state, with a reducer on every key branches write."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated
+
+from typing_extensions import TypedDict
+
+from state.coverage import GapReport
+from state.events import Event
+from state.findings import Finding
+from state.plan import CoveragePlan
+from state.report import Report
+from state.tasks import TaskDefinition, TaskResult
+
+
+def merge_results(
+    left: dict[str, TaskResult], right: dict[str, TaskResult]
+) -> dict[str, TaskResult]:
+    """Merge results keyed by task id, so a replayed task cannot duplicate."""
+    return {**left, **right}
+
+
+class InputState(TypedDict):
+    """What a user types: the question."""
+
+    question: str
+
+
+class ResearchState(InputState, total=False):
+    """The coordinator's state.
+
+    Attributes:
+        question: The question to answer.
+        trace_id: Id of the run (its thread id when it has one).
+        plan: The linted coverage plan; gap_check adds facets for new values.
+        pending: Tasks to send in the coming fan-out.
+        round: The current delegation round, 0 for the first fan-out.
+        results: Every subagent result, keyed by task id (parallel writers).
+        findings: Deduplicated findings of all rounds, verified.
+        dropped: How many findings failed verification.
+        gaps: One GapReport per round, in order.
+        events: DELEGATE/RESULT/COVERAGE events, appended by every node.
+        report: The final report.
+    """
+
+    trace_id: str
+    plan: CoveragePlan
+    pending: list[TaskDefinition]
+    round: int
+    results: Annotated[dict[str, TaskResult], merge_results]
+    findings: list[Finding]
+    dropped: int
+    gaps: Annotated[list[GapReport], operator.add]
+    events: Annotated[list[Event], operator.add]
+    report: Report
+
+
+class SubagentInput(TypedDict):
+    """The state a `Send` gives one subagent: its task and nothing else."""
+
+    task: TaskDefinition

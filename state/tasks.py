@@ -1,0 +1,87 @@
+"""The delegation contract: what is sent to a subagent and what comes back."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from state.findings import Finding
+from state.plan import Facet
+
+TASK_NAMESPACE = uuid.UUID("6f1d7a52-3c1e-4d0b-9a57-64a3f1f0c2de")
+
+
+def task_id_for(thread_id: str, round_no: int, facet_id: str) -> str:
+    """Deterministic task id: the same thread, round and facet give the same id."""
+    return str(uuid.uuid5(TASK_NAMESPACE, f"{thread_id}/{round_no}/{facet_id}"))
+
+
+class TaskDefinition(BaseModel):
+    """One delegated task, as the coordinator hands it to a subagent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    trace_id: str = Field(description="Id of the whole run the task belongs to.")
+    agent_id: str
+    facet_id: str
+    objective: str = Field(description="The brief: what to find out.")
+    values: tuple[str, ...] = Field(description="Dimension values to cover.")
+    context: str = Field(description="Only what the subagent needs: the question.")
+    constraints: tuple[str, ...] = ()
+    output_format: str = "findings: claim, verbatim quote, passage id, values"
+    timeout_s: float = 60.0
+    priority: int = 0
+    retry_limit: int = 0
+    round: int = 0
+
+    @classmethod
+    def for_facet(
+        cls,
+        facet: Facet,
+        *,
+        question: str,
+        trace_id: str,
+        round_no: int,
+        timeout_s: float,
+        values: tuple[str, ...] | None = None,
+    ) -> TaskDefinition:
+        """The task that sends `facet` (or some of its values) out in a round."""
+        return cls(
+            task_id=task_id_for(trace_id, round_no, facet.id),
+            trace_id=trace_id,
+            agent_id=facet.agent_id,
+            facet_id=facet.id,
+            objective=facet.brief,
+            values=values or facet.covers,
+            context=question,
+            constraints=(facet.acceptance,),
+            timeout_s=timeout_s,
+            round=round_no,
+        )
+
+
+TaskStatus = Literal["success", "partial", "failed"]
+
+
+class TaskResult(BaseModel):
+    """What crosses back from a subagent: typed findings, never its messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    agent_id: str
+    facet_id: str
+    round: int
+    values: tuple[str, ...] = Field(description="The values it was asked to cover.")
+    status: TaskStatus
+    findings: tuple[Finding, ...] = ()
+    errors: tuple[str, ...] = ()
+    started_at: datetime
+    execution_time_s: float = Field(ge=0.0)
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    tokens: int = Field(default=0, ge=0, description="Model tokens used, 0 if none.")
+    steps: int = Field(default=0, ge=0, description="Model turns and tool calls.")

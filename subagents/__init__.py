@@ -1,0 +1,1 @@
+"""What a subagent is: definitions, registry, tools and its subgraph."""

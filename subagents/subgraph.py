@@ -1,0 +1,247 @@
+"""One compiled subgraph per subagent definition, with its own message state.
+
+A subagent sees only `[system prompt, brief]` and its own tool calls; what
+leaves it is a list of typed findings. In LLM mode it is a tool loop capped at
+`max_turns`; in extractive mode the same tools are called by fixed rules.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from typing import Annotated, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from runtime.extractive import best_sentences, idf_weights
+from runtime.kb import KnowledgeBase, terms
+from runtime.structured import (
+    ModelOutputError,
+    ainvoke_structured,
+    parse,
+    schema_instructions,
+    tokens_used,
+)
+from state.agents import AgentManifest
+from state.findings import Finding
+from state.tasks import TaskDefinition
+from subagents.tools import make_tools
+
+PASSAGES_READ_PER_VALUE = 3
+REPORT_PROMPT = (
+    "Stop searching now. Report what you found as one JSON object, with quotes "
+    "copied verbatim from the passages you read."
+)
+
+
+class SubagentState(TypedDict):
+    """A subagent's private state; none of it reaches the coordinator.
+
+    Attributes:
+        messages: The subagent's own conversation, starting at its brief.
+        task: The task it works on.
+        findings: Typed findings, set when it reports.
+        errors: What went wrong along the way (bad quotes, unknown passages).
+        turns: Model turns taken, against the definition's `max_turns`.
+        tokens: Model tokens used.
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    task: TaskDefinition
+    findings: list[Finding]
+    errors: Annotated[list[str], operator.add]
+    turns: int
+    tokens: int
+
+
+class ReportedFinding(BaseModel):
+    """A finding as a model reports it, before it is checked."""
+
+    claim: str = Field(description="One sentence: what the quote shows.")
+    quote: str = Field(description="Verbatim text from the passage.")
+    passage_id: str = Field(description="The id of the passage quoted.")
+    values: list[str] = Field(default_factory=list, description="Values supported.")
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class SubagentReport(BaseModel):
+    """The JSON object a subagent ends with."""
+
+    findings: list[ReportedFinding] = Field(default_factory=list)
+
+
+def brief(task: TaskDefinition) -> str:
+    """The one message a subagent starts from."""
+    values = "\n".join(f"- {v}" for v in task.values)
+    return (
+        f"Question: {task.context}\n\nYour facet: {task.objective}\n\n"
+        f"Values to cover:\n{values}\n\nReturn findings as JSON:\n"
+        f"{schema_instructions(SubagentReport)}"
+    )
+
+
+def to_finding(
+    raw: ReportedFinding, task: TaskDefinition, kb: KnowledgeBase
+) -> Finding | str:
+    """Check a reported finding against the task and the knowledge base.
+
+    Returns the typed finding, or the reason it was refused.
+    """
+    passage = kb.passage(raw.passage_id)
+    if passage is None:
+        return f"unknown passage {raw.passage_id!r}"
+    values = tuple(v for v in raw.values if v in task.values)
+    if not values and len(task.values) == 1:
+        values = task.values
+    if not values:
+        return f"finding names none of the task's values: {raw.values}"
+    return Finding(
+        claim=raw.claim,
+        quote=raw.quote,
+        source=passage.source(),
+        facet_ids=(task.facet_id,),
+        values=values,
+        confidence=raw.confidence,
+    )
+
+
+def build_llm_subgraph(
+    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase
+) -> CompiledStateGraph[SubagentState, None, SubagentState, SubagentState]:
+    """A tool loop over the definition's allowed tools, ending in findings."""
+    available = make_tools(kb)
+    tools: list[BaseTool] = [available[t] for t in manifest.allowed_tools if t in available]
+    agent_model = model.bind_tools(tools) if tools else model
+
+    async def agent(state: SubagentState) -> dict[str, object]:
+        answer = await agent_model.ainvoke(state["messages"])
+        return {
+            "messages": [answer],
+            "turns": state.get("turns", 0) + 1,
+            "tokens": state.get("tokens", 0) + tokens_used(answer),
+        }
+
+    def after_agent(state: SubagentState) -> Literal["tools", "report"]:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "report"
+
+    def after_tools(state: SubagentState) -> Literal["agent", "report"]:
+        return "report" if state.get("turns", 0) >= manifest.max_turns else "agent"
+
+    async def report(state: SubagentState) -> dict[str, object]:
+        task, last = state["task"], state["messages"][-1]
+        tokens = state.get("tokens", 0)
+        try:
+            if isinstance(last, AIMessage) and not last.tool_calls:
+                reported = parse(SubagentReport, last)
+            else:
+                raise ValueError("turn cap reached while calling tools")
+        except Exception:  # noqa: BLE001 - any unparsable end asks once more
+            ask = [*state["messages"], HumanMessage(REPORT_PROMPT)]
+            try:
+                reported, used = await ainvoke_structured(model, ask, SubagentReport)
+            except ModelOutputError as err:
+                return {"findings": [], "errors": [str(err)], "tokens": tokens}
+            tokens += used
+        findings, errors = [], []
+        for raw in reported.findings:
+            checked = to_finding(raw, task, kb)
+            (errors if isinstance(checked, str) else findings).append(checked)
+        return {"findings": findings, "errors": errors, "tokens": tokens}
+
+    builder = StateGraph(SubagentState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_node("report", report)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", after_agent)
+    builder.add_conditional_edges("tools", after_tools)
+    builder.add_edge("report", END)
+    return builder.compile(name=manifest.agent_id, checkpointer=False)
+
+
+def build_extractive_subgraph(
+    manifest: AgentManifest, kb: KnowledgeBase, findings_per_value: int
+) -> CompiledStateGraph[SubagentState, None, SubagentState, SubagentState]:
+    """The same tools, called by rule: search each value, read, cut sentences."""
+    tools = make_tools(kb)
+    missing = {"search", "read"} - set(manifest.allowed_tools)
+    if missing:
+        raise ValueError(
+            f"extractive mode needs tools {sorted(missing)}, which "
+            f"{manifest.agent_id!r} may not use"
+        )
+    counter = iter(range(1_000_000))
+
+    def call(name: str, args: dict[str, object], log: list[AnyMessage]) -> str:
+        """Call a tool as a model would, logging the request and the answer."""
+        call_id = f"call_{next(counter)}"
+        output = str(tools[name].invoke(args))
+        log.append(AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}]))
+        log.append(ToolMessage(output, tool_call_id=call_id, name=name))
+        return output
+
+    def research(state: SubagentState) -> dict[str, object]:
+        task = state["task"]
+        messages: list[AnyMessage] = []
+        findings: list[Finding] = []
+        for value in task.values:
+            hits = _about(value, call("search", {"query": f"{value} {task.context}",
+                                                 "k": 10}, messages))
+            if not hits:
+                hits = json.loads(call("search", {"query": value, "k": 10,
+                                                  "match_all": True}, messages))
+            weights = idf_weights(kb, [*terms(task.context), *terms(value)])
+            read = []
+            for hit in _best_hits(hits, weights, PASSAGES_READ_PER_VALUE):
+                passage = json.loads(call("read", {"passage_id": hit["passage_id"]},
+                                          messages))
+                if "text" in passage:
+                    read.append((passage["passage_id"], passage["text"]))
+            for extract in best_sentences(read, weights, findings_per_value):
+                raw = ReportedFinding(
+                    claim=extract.sentence,
+                    quote=extract.sentence,
+                    passage_id=extract.passage_id,
+                    values=[value],
+                    confidence=round(extract.matched, 3),
+                )
+                finding = to_finding(raw, task, kb)
+                if isinstance(finding, Finding):
+                    findings.append(finding)
+        return {"messages": messages, "findings": findings, "turns": 1}
+
+    builder = StateGraph(SubagentState)
+    builder.add_node("research", research)
+    builder.add_edge(START, "research")
+    builder.add_edge("research", END)
+    return builder.compile(name=manifest.agent_id, checkpointer=False)
+
+
+def _about(value: str, output: str) -> list[dict[str, str]]:
+    """The search hits whose title and section hold every word of `value`."""
+    wanted = set(terms(value))
+    return [
+        hit for hit in json.loads(output)
+        if wanted <= set(terms(f"{hit['title']} {hit['section']}"))
+    ]
+
+
+def _best_hits(
+    hits: list[dict[str, str]], weights: dict[str, float], n: int
+) -> list[dict[str, str]]:
+    """The `n` search hits whose snippets carry most query weight."""
+
+    def weight(hit: dict[str, str]) -> float:
+        words = set(terms(hit["text"]))
+        return sum(w for t, w in weights.items() if t in words)
+
+    return sorted(hits, key=lambda h: (-weight(h), h["passage_id"]))[:n]
