@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from nodes.resources import agents, knowledge_base
 from runtime.context import Context
@@ -79,6 +79,12 @@ class PlanDraft(BaseModel):
     direct_answer: bool = False
     dimensions: list[DraftDimension] = Field(default_factory=list)
     facets: list[DraftFacet] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _delegates_or_answers(self) -> PlanDraft:
+        if not self.direct_answer and not (self.dimensions and self.facets):
+            raise ValueError("a plan needs dimensions and facets unless direct_answer")
+        return self
 
 
 class QuestionError(ValueError):
@@ -164,7 +170,7 @@ async def plan_with_model(
 
 def to_plan(question: str, draft: PlanDraft, registry: dict[str, object]) -> CoveragePlan:
     """A CoveragePlan from a draft; unknown agents fall back to the researcher."""
-    if draft.direct_answer or not draft.facets:
+    if draft.direct_answer:
         return direct_plan(question)
     return CoveragePlan(
         question=question,

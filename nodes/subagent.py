@@ -32,6 +32,7 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
         objective=task.objective,
         timeout=task.timeout_s,
         round=task.round,
+        values=", ".join(task.values),
     )
     started, clock = datetime.now(UTC), time.perf_counter()
     findings, errors, tokens, steps, limit = [], [], 0, 0, task.timeout_s
@@ -89,6 +90,7 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
         exec=f"{result.execution_time_s:.1f}s",
         confidence=result.confidence,
         findings=len(findings),
+        round=task.round,
         error=errors[0] if errors else None,
     )
     return {"results": {task.task_id: result}, "events": [delegate, done]}

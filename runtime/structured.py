@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TypeVar
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import PydanticOutputParser
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 class ModelOutputError(ValueError):
@@ -24,8 +26,22 @@ def schema_instructions(schema: type[BaseModel]) -> str:
 
 
 def parse(schema: type[T], message: BaseMessage) -> T:
-    """Validate the JSON in a model message (code fences allowed)."""
-    return PydanticOutputParser(pydantic_object=schema).parse(_text(message))
+    """Validate the JSON object in a model message, strictly.
+
+    A fenced block or the outermost braces are taken; truncated or partial JSON
+    is refused rather than completed.
+    """
+    text = _text(message).strip()
+    if fenced := _FENCE.search(text):
+        text = fenced.group(1)
+    elif (start := text.find("{")) >= 0 and (end := text.rfind("}")) > start:
+        text = text[start : end + 1]
+    try:
+        return schema.model_validate(json.loads(text))
+    except json.JSONDecodeError as err:
+        raise OutputParserException(f"invalid JSON: {err}") from err
+    except ValidationError as err:
+        raise OutputParserException(f"JSON does not fit {schema.__name__}: {err}") from err
 
 
 async def ainvoke_structured(
@@ -73,9 +89,3 @@ def _text(message: BaseMessage) -> str:
 def _short(text: str, limit: int = 500) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def as_json(obj: object) -> str:
-    """Compact JSON for prompts."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-

@@ -1,0 +1,43 @@
+# delegator: `make demo` runs the main job, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+QUESTION ?= Which natural disasters and severe weather events struck in 2022 and 2023, and what damage did each cause?
+
+export LANGGRAPH_CLI_NO_ANALYTICS := 1
+export LANGGRAPH_NO_VERSION_CHECK := true
+export LANGSMITH_TRACING := false
+
+.PHONY: install kb demo test lint format clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e . --group dev
+	touch $@
+
+install: $(BIN)/.installed
+
+data/kb.sqlite: $(BIN)/.installed $(wildcard data/freshwiki/*)
+	$(BIN)/delegator ingest
+
+kb: data/kb.sqlite
+
+demo: kb
+	$(BIN)/delegator research "$(QUESTION)" --lead-model extractive \
+		--subagent-model extractive --out out/report.md --json out/result.json
+
+test: install
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) data/kb.sqlite out .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,156 @@
+"""`delegator research QUESTION` and `delegator ingest PATH`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from cli.progress import RunProgress
+from graphs.research import graph
+from nodes.dispatch import QuestionError, check_question
+from runtime.context import Context
+from runtime.corpus import CorpusError
+from runtime.kb import DEFAULT_KB_PATH, KnowledgeBaseError, build_default, ingest
+from runtime.models import ModelSpecError, resolve_spec
+from runtime.structured import ModelOutputError
+from state.graph import ResearchState
+
+USER_ERRORS = (
+    QuestionError,
+    KnowledgeBaseError,
+    CorpusError,
+    ModelSpecError,
+    ModelOutputError,
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    cli = argparse.ArgumentParser(prog="delegator", description=__doc__)
+    sub = cli.add_subparsers(dest="command", required=True)
+
+    research = sub.add_parser("research", help="answer a broad question")
+    research.add_argument("question")
+    research.add_argument("--lead-model", default="auto", help="model spec of the lead")
+    research.add_argument("--subagent-model", default="auto", help="model spec of subagents")
+    research.add_argument("--max-rounds", type=int, default=3,
+                          help="re-delegation rounds; 0 disables")
+    research.add_argument("--max-parallel", type=int, default=4,
+                          help="subagents running at once")
+    research.add_argument("--max-subagents", type=int, default=5,
+                          help="facets planned and tasks per round")
+    research.add_argument("--kb", default="", help="knowledge base file")
+    research.add_argument("--out", type=Path, help="write the Markdown report here")
+    research.add_argument("--json", type=Path, help="write the full result here")
+    research.add_argument("--quiet", action="store_true", help="no progress display")
+
+    ingest_cmd = sub.add_parser("ingest", help="add documents to the knowledge base")
+    ingest_cmd.add_argument("paths", nargs="*", type=Path,
+                            help="files or folders; none rebuilds the shipped corpus")
+    ingest_cmd.add_argument("--kb", type=Path, default=DEFAULT_KB_PATH)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; user errors print one line and exit 2."""
+    args = parser().parse_args(argv)
+    err = Console(stderr=True, log_path=False)
+    try:
+        if args.command == "ingest":
+            return run_ingest(args, err)
+        return run_research(args, err)
+    except USER_ERRORS as error:
+        err.print(f"[red]error:[/] {error}")
+        return 2
+
+
+def run_ingest(args: argparse.Namespace, err: Console) -> int:
+    """Build or extend a knowledge base."""
+    if not args.paths:
+        path = build_default()
+        err.print(f"built the shipped corpus index at {path}")
+        return 0
+    docs, passages = ingest(args.kb, args.paths)
+    err.print(f"added {docs} document(s), {passages} passage(s) to {args.kb}")
+    return 0
+
+
+def run_research(args: argparse.Namespace, err: Console) -> int:
+    """Research one question and print the report."""
+    question = check_question(args.question)
+    if args.max_parallel < 1:
+        raise QuestionError("--max-parallel must be at least 1")
+    context = Context(
+        lead_model=resolve_spec(args.lead_model),
+        subagent_model=resolve_spec(args.subagent_model),
+        kb_path=args.kb,
+        max_rounds=args.max_rounds,
+        max_subagents=args.max_subagents,
+    )
+    started = time.perf_counter()
+    state = asyncio.run(research(question, context, args.max_parallel, args.quiet, err))
+    seconds = time.perf_counter() - started
+    report = state["report"]
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report.markdown, encoding="utf-8")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result_json(state, seconds), indent=2),
+                             encoding="utf-8")
+    sys.stdout.write(report.markdown)
+    if not args.quiet:
+        err.print(f"done in {seconds:.1f}s")
+    return 0
+
+
+async def research(
+    question: str, context: Context, max_parallel: int, quiet: bool, err: Console
+) -> ResearchState:
+    """Stream a run, drawing progress, and return its final state."""
+    final: dict[str, Any] = {}
+    stream = graph.astream(
+        {"question": question},
+        {"max_concurrency": max_parallel},
+        context=context,
+        stream_mode=["custom", "values"],
+    )
+    if quiet:
+        async for mode, chunk in stream:
+            if mode == "values":
+                final = chunk
+    else:
+        with RunProgress(err) as progress:
+            async for mode, chunk in stream:
+                if mode == "custom":
+                    progress.on_event(chunk)
+                else:
+                    final = chunk
+    return final  # type: ignore[return-value]
+
+
+def result_json(state: ResearchState, seconds: float) -> dict[str, Any]:
+    """Everything a run produced, as JSON-ready data."""
+    report = state["report"]
+    return {
+        "question": state["question"],
+        "report": report.markdown,
+        "plan": state["plan"].model_dump(mode="json"),
+        "findings": [f.model_dump(mode="json") for f in state.get("findings", [])],
+        "coverage": [g.model_dump(mode="json") for g in state.get("gaps", [])],
+        "coverage_table": [r.model_dump(mode="json") for r in report.coverage_table],
+        "uncovered": list(report.unresolved_gaps),
+        "summary": {**report.summary.model_dump(mode="json"), "wall_seconds": seconds},
+        "events": [e.model_dump(mode="json") for e in state.get("events", [])],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Terminal progress of a run, drawn with rich from the graph's custom stream."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+
+class RunProgress:
+    """Shows the plan, subagents running and done per round, and coverage."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self.rounds: dict[int, TaskID] = {}
+
+    def __enter__(self) -> RunProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def on_event(self, event: Mapping[str, Any]) -> None:
+        """Update the display for one DELEGATE/RESULT/COVERAGE event."""
+        kind = event.get("event")
+        if kind == "DELEGATE":
+            bar = self._round(int(event.get("round", 0)))
+            self.progress.update(bar, total=(self.progress.tasks[bar].total or 0) + 1)
+            self.console.log(f"[cyan]delegate[/] {event.get('values', '')}")
+        elif kind == "RESULT":
+            self.progress.advance(self._round(int(event.get("round", 0))))
+            style = "green" if event.get("status") == "success" else "yellow"
+            if event.get("status") == "failed":
+                style = "red"
+            self.console.log(
+                f"[{style}]{event.get('status')}[/] {event.get('findings')} finding(s) "
+                f"in {event.get('exec')}"
+                + (f" - {event['error']}" if event.get("error") else "")
+            )
+        elif kind == "COVERAGE" and event.get("stage") == "plan":
+            self.console.log(
+                f"[bold]plan[/] {event.get('dimensions')} dimension(s), "
+                f"{event.get('values')} value(s), {event.get('facets')} facet(s)"
+                + (" - answering directly" if event.get("direct") else "")
+            )
+        elif kind == "COVERAGE":
+            self.console.log(
+                f"[bold]coverage[/] round {event.get('round')}: "
+                f"{float(event.get('coverage', 0)):.0%} "
+                f"({event.get('covered')} covered, {event.get('uncovered')} not), "
+                f"{event.get('new_values')} new value(s), "
+                f"re-delegating {event.get('redelegate')}"
+            )
+
+    def _round(self, round_no: int) -> TaskID:
+        if round_no not in self.rounds:
+            self.rounds[round_no] = self.progress.add_task(
+                f"round {round_no} subagents", total=0
+            )
+        return self.rounds[round_no]

@@ -1,0 +1,1 @@
+"""Evaluation datasets, metrics and runner."""

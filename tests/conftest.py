@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+
+from runtime.kb import DEFAULT_CORPUS, ingest
+from runtime.models import _PROVIDERS, register_provider
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def freshwiki_kb(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The shipped FreshWiki corpus, indexed into a fresh file."""
+    path = tmp_path_factory.mktemp("kb") / "freshwiki.sqlite"
+    ingest(path, [DEFAULT_CORPUS])
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def creative_kb(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A small corpus on AI in six creative media, plus one unrelated article."""
+    path = tmp_path_factory.mktemp("kb") / "creative.sqlite"
+    ingest(path, [FIXTURES / "creative"])
+    return str(path)
+
+
+@pytest.fixture
+def fake_models() -> Iterator[Callable[[BaseChatModel], str]]:
+    """Register chat models under unique 'fake:<id>' specs for one test."""
+    models: dict[str, BaseChatModel] = {}
+    register_provider("fake", models.__getitem__)
+
+    def add(model: BaseChatModel) -> str:
+        name = uuid.uuid4().hex
+        models[name] = model
+        return f"fake:{name}"
+
+    yield add
+    del _PROVIDERS["fake"]

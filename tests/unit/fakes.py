@@ -1,0 +1,103 @@
+"""Fake chat models that drive the LLM code path offline and deterministically."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+
+def scripted(*answers: str | dict[str, Any]) -> GenericFakeChatModel:
+    """A model that gives these answers in order (dicts are sent as JSON)."""
+    return GenericFakeChatModel(
+        messages=iter(
+            AIMessage(a if isinstance(a, str) else json.dumps(a)) for a in answers
+        )
+    )
+
+
+def values_in_brief(brief: str) -> list[str]:
+    """The values a subagent brief lists under 'Values to cover:'."""
+    block = brief.split("Values to cover:\n", 1)[1].split("\n\n", 1)[0]
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+class FakeResearcher(BaseChatModel):
+    """Searches once per value, then quotes the first sentence of each top hit.
+
+    `report` replaces the final JSON (to test malformed output); `delay` makes
+    each turn wait, `fail` makes it raise.
+    """
+
+    report: str | None = None
+    delay: float = 0.0
+    fail: str | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "fake-researcher"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> FakeResearcher:
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.fail:
+            raise RuntimeError(self.fail)
+        return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        await asyncio.sleep(self.delay)
+        return self._generate(messages, stop, None, **kwargs)
+
+    def _answer(self, messages: list[BaseMessage]) -> AIMessage:
+        brief = next(m for m in messages if isinstance(m, HumanMessage))
+        values = values_in_brief(str(brief.content))
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if not results:
+            return AIMessage(
+                "",
+                tool_calls=[
+                    {"name": "search", "args": {"query": v, "k": 3}, "id": f"call_{i}"}
+                    for i, v in enumerate(values)
+                ],
+            )
+        if self.report is not None:
+            return AIMessage(self.report)
+        findings = []
+        for value, result in zip(values, results, strict=False):
+            hits = json.loads(str(result.content))
+            if not hits:
+                continue
+            sentence = re.split(r"(?<=[.!?])\s+", hits[0]["text"])[0]
+            findings.append(
+                {
+                    "claim": f"{value}: {sentence}",
+                    "quote": sentence,
+                    "passage_id": hits[0]["passage_id"],
+                    "values": [value],
+                    "confidence": 0.9,
+                }
+            )
+        return AIMessage(json.dumps({"findings": findings}))

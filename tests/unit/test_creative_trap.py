@@ -1,0 +1,85 @@
+"""The breadth trap on the LLM path: a narrow first plan, caught and repaired."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel
+
+from graphs.research import graph
+from runtime.context import Context
+from tests.unit.fakes import FakeResearcher, scripted
+
+QUESTION = "What is the impact of AI on creative industries?"
+FIRST = ["visual art", "graphic design", "photography"]
+MISSED = ["music", "writing", "film"]
+NARROW_PLAN = {
+    "direct_answer": False,
+    "dimensions": [{"name": "medium", "values": FIRST}],
+    "facets": [
+        {"id": f"f{i}", "title": v.title(), "brief": f"How AI changes {v}.", "covers": [v]}
+        for i, v in enumerate(FIRST)
+    ],
+}
+ENUMERATION = {"dimensions": [{"medium": MISSED}]}
+NOTHING_MORE: dict[str, Any] = {"dimensions": []}
+
+
+def walk(value: Any) -> list[Any]:
+    """Every object reachable from a state value, models and containers opened."""
+    found = [value]
+    if isinstance(value, BaseModel):
+        value = dict(value)
+    if isinstance(value, dict):
+        for v in value.values():
+            found += walk(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            found += walk(v)
+    return found
+
+
+@pytest.fixture
+def run(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> dict[str, Any]:
+    lead = fake_models(scripted(NARROW_PLAN, ENUMERATION, NOTHING_MORE))
+    researcher = fake_models(FakeResearcher())
+    context = Context(lead_model=lead, subagent_model=researcher, kb_path=creative_kb)
+    return asyncio.run(graph.ainvoke({"question": QUESTION}, context=context))
+
+
+def test_enumerator_names_what_the_plan_missed(run: dict[str, Any]) -> None:
+    first_round = run["gaps"][0]
+    assert first_round.covered == tuple(FIRST)
+    assert first_round.new_values == tuple(MISSED)
+
+
+def test_gap_check_redelegates_exactly_the_missing_values(run: dict[str, Any]) -> None:
+    by_round: dict[int, list[str]] = {}
+    for result in run["results"].values():
+        by_round.setdefault(result.round, []).extend(result.values)
+    assert sorted(by_round[0]) == sorted(FIRST)
+    assert sorted(by_round[1]) == sorted(MISSED)
+    assert set(by_round) == {0, 1}
+
+
+def test_final_report_covers_all_six(run: dict[str, Any]) -> None:
+    report = run["report"]
+    statuses = {row.value: row.status for row in report.coverage_table}
+    assert statuses == {v: "covered" for v in FIRST + MISSED}
+    assert report.unresolved_gaps == ()
+    assert "## Not covered" not in report.markdown
+    for value in FIRST + MISSED:
+        assert any(value in f.values and f.verified for f in run["findings"])
+
+
+def test_no_subagent_message_reaches_the_coordinator(run: dict[str, Any]) -> None:
+    assert "messages" not in run
+    assert not [v for v in walk(run) if isinstance(v, BaseMessage)]
+    assert all(r.steps >= 3 for r in run["results"].values())  # they did use tools

@@ -1,0 +1,141 @@
+"""Bad input and broken parts give clear errors and lose nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+
+from graphs.research import graph
+from nodes.dispatch import MAX_QUESTION_CHARS, QuestionError
+from runtime.context import Context
+from runtime.kb import KnowledgeBaseError
+from runtime.models import ModelSpecError
+from runtime.structured import ModelOutputError
+from tests.unit.fakes import FakeResearcher, scripted
+from tests.unit.test_creative_trap import FIRST, NARROW_PLAN, QUESTION
+
+
+def research(question: str, context: Context) -> dict[str, Any]:
+    return asyncio.run(graph.ainvoke({"question": question}, context=context))
+
+
+def extractive(kb: str, **kw: Any) -> Context:
+    return Context(lead_model="extractive", subagent_model="extractive", kb_path=kb, **kw)
+
+
+@pytest.mark.parametrize("question", ["", "   \n ", "? ! ...", "x " * MAX_QUESTION_CHARS])
+def test_unusable_questions_are_refused(question: str, freshwiki_kb: str) -> None:
+    with pytest.raises(QuestionError):
+        research(question, extractive(freshwiki_kb))
+
+
+def test_missing_knowledge_base_is_a_clear_error(tmp_path: Any) -> None:
+    with pytest.raises(KnowledgeBaseError, match="no knowledge base at"):
+        research("floods", extractive(str(tmp_path / "missing.sqlite")))
+
+
+def test_not_a_knowledge_base_is_a_clear_error(tmp_path: Any) -> None:
+    bogus = tmp_path / "bogus.sqlite"
+    bogus.write_text("not sqlite")
+    with pytest.raises(KnowledgeBaseError, match="not a knowledge base"):
+        research("floods", extractive(str(bogus)))
+
+
+def test_unknown_model_spec_is_a_clear_error(freshwiki_kb: str) -> None:
+    context = Context(lead_model="mystery:model", kb_path=freshwiki_kb)
+    with pytest.raises(ModelSpecError, match="unknown model spec"):
+        research("floods", context)
+
+
+def test_malformed_plan_is_repaired_once_then_refused(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted("no json here", "{still not a plan"))
+    context = Context(lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0)
+    with pytest.raises(ModelOutputError, match="PlanDraft"):
+        research(QUESTION, context)
+
+
+def test_malformed_plan_recovers_when_repair_succeeds(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted("```json\n{oops", NARROW_PLAN, {"dimensions": []}))
+    context = Context(lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0)
+    state = research(QUESTION, context)
+    assert state["plan"].values[:3] == tuple(FIRST)
+
+
+def test_plan_with_unowned_value_is_sent_back_then_repaired(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    unowned = {**NARROW_PLAN, "facets": NARROW_PLAN["facets"][:2]}
+    lead = fake_models(scripted(unowned, unowned, {"dimensions": []}))
+    context = Context(lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0)
+    state = research(QUESTION, context)
+    owners = {v: f.id for f in state["plan"].facets for v in f.covers}
+    assert set(owners) >= set(FIRST)
+    first_round = [r for r in state["results"].values() if r.round == 0]
+    assert sorted(v for r in first_round for v in r.values) == sorted(FIRST)
+
+
+def test_crashing_subagent_fails_its_task_and_the_run_goes_on(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
+    broken = fake_models(FakeResearcher(fail="endpoint refused the connection"))
+    context = Context(lead_model=lead, subagent_model=broken, kb_path=creative_kb, max_rounds=0)
+    state = research(QUESTION, context)
+    results = list(state["results"].values())
+    assert {r.status for r in results} == {"failed"}
+    assert all("endpoint refused" in r.errors[0] for r in results)
+    report = state["report"]
+    assert set(report.unresolved_gaps) >= set(FIRST)
+    assert "## Not covered" in report.markdown
+    assert "endpoint refused" in report.markdown
+
+
+def test_hanging_subagent_times_out_as_a_failed_task(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
+    hanging = fake_models(FakeResearcher(delay=30))
+    context = Context(
+        lead_model=lead, subagent_model=hanging, kb_path=creative_kb, task_timeout_s=0.2,
+        max_rounds=0,
+    )
+    state = research(QUESTION, context)
+    results = list(state["results"].values())
+    assert len(results) == 3
+    assert all(r.status == "failed" and "timed out" in r.errors[0] for r in results)
+
+
+def test_malformed_subagent_report_is_a_partial_result(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
+    garbled = fake_models(FakeResearcher(report="I found lots of things!"))
+    context = Context(lead_model=lead, subagent_model=garbled, kb_path=creative_kb, max_rounds=0)
+    state = research(QUESTION, context)
+    results = list(state["results"].values())
+    assert {r.status for r in results} == {"partial"}
+    assert all("SubagentReport" in r.errors[0] for r in results)
+
+
+def test_invented_quotes_are_dropped_and_counted(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    invented = (
+        '{"findings": [{"claim": "c", "quote": "AI replaced every artist in 2021.",'
+        ' "passage_id": "AI_in_visual_art#0", "values": []}]}'
+    )
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
+    liar = fake_models(FakeResearcher(report=invented))
+    context = Context(lead_model=lead, subagent_model=liar, kb_path=creative_kb, max_rounds=0)
+    state = research(QUESTION, context)
+    assert state["findings"] == []
+    assert state["dropped"] == 1  # three tasks, one span after dedupe
+    assert state["report"].summary.findings_dropped == 1

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from state.plan import CoveragePlan, Dimension, Facet, PlanLintError, lint_plan
+
+
+def facet(fid: str, *covers: str) -> Facet:
+    return Facet(id=fid, title=fid, brief=f"research {fid}", covers=covers)
+
+
+def plan(*facets: Facet, values: tuple[str, ...] = ("a", "b", "c")) -> CoveragePlan:
+    return CoveragePlan(
+        question="q", dimensions=(Dimension(name="d", values=values),), facets=facets
+    )
+
+
+def test_unowned_value_is_rejected() -> None:
+    with pytest.raises(PlanLintError) as err:
+        lint_plan(plan(facet("f1", "a"), facet("f2", "b")))
+    assert err.value.unowned == ["c"]
+    assert "c" in str(err.value)
+
+
+def test_value_outside_every_dimension_is_rejected() -> None:
+    with pytest.raises(PlanLintError) as err:
+        lint_plan(plan(facet("f1", "a", "b", "c", "z")))
+    assert err.value.unknown == ["z"]
+
+
+def test_overlapping_facets_are_merged() -> None:
+    linted = lint_plan(plan(facet("f1", "a", "b"), facet("f2", "b", "c")))
+    assert len(linted.facets) == 1
+    assert linted.facets[0].covers == ("a", "b", "c")
+    assert linted.facets[0].id == "f1"
+
+
+def test_overlap_merges_transitively_and_keeps_disjoint_facets() -> None:
+    linted = lint_plan(
+        plan(
+            facet("f1", "a"),
+            facet("f2", "b"),
+            facet("f3", "a", "b"),
+            facet("f4", "c"),
+            values=("a", "b", "c"),
+        )
+    )
+    assert sorted(f.covers for f in linted.facets) == [("a", "b"), ("c",)]
+    owners = [v for f in linted.facets for v in f.covers]
+    assert len(owners) == len(set(owners))
+
+
+def test_clean_plan_passes_unchanged() -> None:
+    clean = plan(facet("f1", "a"), facet("f2", "b", "c"))
+    assert lint_plan(clean) == clean
