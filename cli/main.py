@@ -40,12 +40,12 @@ def parser() -> argparse.ArgumentParser:
     research.add_argument("question")
     research.add_argument("--lead-model", default="auto", help="model spec of the lead")
     research.add_argument("--subagent-model", default="auto", help="model spec of subagents")
-    research.add_argument("--max-rounds", type=int, default=3,
-                          help="re-delegation rounds; 0 disables")
+    research.add_argument("--max-rounds", type=int,
+                          help="re-delegation rounds; 0 disables (default 3)")
     research.add_argument("--max-parallel", type=int, default=4,
                           help="subagents running at once")
-    research.add_argument("--max-subagents", type=int, default=5,
-                          help="facets planned and tasks per round")
+    research.add_argument("--max-subagents", type=int,
+                          help="facets planned and tasks per round (default 5)")
     research.add_argument("--kb", default="", help="knowledge base file")
     research.add_argument("--out", type=Path, help="write the Markdown report here")
     research.add_argument("--json", type=Path, help="write the full result here")
@@ -87,12 +87,12 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     question = check_question(args.question)
     if args.max_parallel < 1:
         raise QuestionError("--max-parallel must be at least 1")
+    limits = {"max_rounds": args.max_rounds, "max_subagents": args.max_subagents}
     context = Context(
         lead_model=resolve_spec(args.lead_model),
         subagent_model=resolve_spec(args.subagent_model),
         kb_path=args.kb,
-        max_rounds=args.max_rounds,
-        max_subagents=args.max_subagents,
+        **{name: value for name, value in limits.items() if value is not None},
     )
     started = time.perf_counter()
     state = asyncio.run(research(question, context, args.max_parallel, args.quiet, err))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from runtime.kb import KnowledgeBase, Passage, terms
 from runtime.models import load_chat_model
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.telemetry import emit
+from state.agents import AgentManifest
 from state.findings import Finding
 from state.graph import ResearchState
 from state.plan import (
@@ -110,13 +112,14 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
     """Plan the coverage, lint it, and queue one task per facet."""
     ctx = runtime.context
     question = check_question(state.get("question"))
-    kb = knowledge_base(ctx.kb_path)
+    kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
     trace_id = str(get_config().get("configurable", {}).get("thread_id") or uuid.uuid4())
-    model = load_chat_model(ctx.lead_model)
+    model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     if model is None:
-        plan = plan_from_corpus(kb, question, ctx.max_subagents)
+        plan = await asyncio.to_thread(plan_from_corpus, kb, question, ctx.max_subagents)
     else:
-        plan = await plan_with_model(model, question, ctx.max_subagents)
+        registry = await asyncio.to_thread(agents)
+        plan = await plan_with_model(model, question, ctx.max_subagents, registry)
     event = emit(
         "COVERAGE",
         stage="plan",
@@ -126,7 +129,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
         direct=plan.direct_answer,
     )
     if plan.direct_answer:
-        result = answer_directly(kb, question, plan, trace_id)
+        result = await asyncio.to_thread(answer_directly, kb, question, plan, trace_id)
         return {"question": question, "plan": plan, "trace_id": trace_id,
                 "round": 0, "pending": [], "results": {result.task_id: result},
                 "events": [event]}
@@ -145,10 +148,12 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
 
 
 async def plan_with_model(
-    model: BaseChatModel, question: str, max_facets: int
+    model: BaseChatModel,
+    question: str,
+    max_facets: int,
+    registry: dict[str, AgentManifest],
 ) -> CoveragePlan:
     """Ask the lead for a plan; on a lint error, ask once more, then repair by code."""
-    registry = agents()
     prompt = PLAN_PROMPT.format(
         max_facets=max_facets,
         agents="; ".join(f"{a.agent_id} ({a.description})" for a in registry.values()),
@@ -168,7 +173,9 @@ async def plan_with_model(
         return lint_plan(repair(plan, err))
 
 
-def to_plan(question: str, draft: PlanDraft, registry: dict[str, object]) -> CoveragePlan:
+def to_plan(
+    question: str, draft: PlanDraft, registry: dict[str, AgentManifest]
+) -> CoveragePlan:
     """A CoveragePlan from a draft; unknown agents fall back to the researcher."""
     if draft.direct_answer:
         return direct_plan(question)

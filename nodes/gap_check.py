@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 from langchain_core.language_models import BaseChatModel
@@ -97,13 +98,15 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     new_values: list[str] = []
     if not plan.direct_answer:
         taken = {f.id for f in plan.facets}
-        model = load_chat_model(ctx.lead_model)
+        model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
         if model is not None:
             for dimension, values in (await enumerate_missing(model, plan)).items():
                 plan = plan.extended(dimension, values, taken)
                 new_values += values
-        kb = knowledge_base(ctx.kb_path)
-        found = probe_missing(kb, plan, findings, ctx.max_subagents)
+        kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
+        found = await asyncio.to_thread(
+            probe_missing, kb, plan, findings, ctx.max_subagents
+        )
         plan = plan.extended(PROBE_DIMENSION, found, taken)
         new_values += found
 

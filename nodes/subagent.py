@@ -38,9 +38,10 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
     findings, errors, tokens, steps, limit = [], [], 0, 0, task.timeout_s
     status: TaskStatus
     try:
-        manifest = agents()[task.agent_id]
-        graph = subgraph(
-            task.agent_id, ctx.subagent_model, ctx.kb_path, ctx.findings_per_value
+        manifest = (await asyncio.to_thread(agents))[task.agent_id]
+        graph = await asyncio.to_thread(
+            subgraph, task.agent_id, ctx.subagent_model, ctx.kb_path,
+            ctx.findings_per_value,
         )
         limit = min(task.timeout_s, manifest.timeout_s)
         async with asyncio.timeout(limit):

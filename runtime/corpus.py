@@ -82,7 +82,7 @@ def _read(file: Path, urls: dict[str, str]) -> Document | None:
         return _from_freshwiki_json(file, raw)
     if suffix in (".html", ".htm"):
         raw = _html_to_markdown(raw)
-    lines = raw.splitlines()
+    lines = raw.strip().splitlines()
     title = file.stem.replace("_", " ")
     if lines and suffix == ".txt" and not _HEADING.match(lines[0]) and lines[0].strip():
         title = lines.pop(0).strip().replace("_", " ")

@@ -23,6 +23,8 @@ class Event(BaseModel):
         """Render as `[KIND] key=value ...`, quoting free text."""
         parts = [f"[{self.kind}]"]
         for key, value in self.fields.items():
+            if value is None:
+                continue
             if isinstance(value, str) and (" " in value or not value):
                 value = '"' + value.replace('"', "'") + '"'
             elif isinstance(value, float):

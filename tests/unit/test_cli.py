@@ -1,0 +1,110 @@
+"""The `delegator` command, run in-process and as the installed script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+
+QUESTION = "Which natural disasters and severe weather events struck in 2022 and 2023?"
+
+
+def research_args(kb: str, *extra: str) -> list[str]:
+    return ["research", QUESTION, "--kb", kb, "--lead-model", "extractive",
+            "--subagent-model", "extractive", *extra]
+
+
+def test_research_writes_report_and_json(
+    freshwiki_kb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, result = tmp_path / "report.md", tmp_path / "result.json"
+    code = main(research_args(freshwiki_kb, "--out", str(out), "--json", str(result),
+                              "--quiet"))
+    assert code == 0
+    printed = capsys.readouterr()
+    assert printed.out == out.read_text()
+    assert printed.err == ""
+    data = json.loads(result.read_text())
+    assert data["report"] == printed.out
+    assert data["plan"]["facets"] and data["plan"]["dimensions"]
+    assert data["findings"]
+    for finding in data["findings"]:
+        assert {"title", "url", "section", "doc_id"} <= set(finding["source"])
+        assert finding["verified"] is True
+    assert [g["round"] for g in data["coverage"]] == list(range(len(data["coverage"])))
+    assert data["summary"]["tasks"] == len({e["fields"]["task_id"] for e in data["events"]
+                                            if e["kind"] == "DELEGATE"})
+    assert data["summary"]["wall_seconds"] > 0
+    assert "## Coverage" in printed.out and "## Sources" in printed.out
+
+
+def test_max_rounds_zero_disables_redelegation(
+    freshwiki_kb: str, tmp_path: Path
+) -> None:
+    result = tmp_path / "result.json"
+    assert main(research_args(freshwiki_kb, "--max-rounds", "0", "--json", str(result),
+                              "--quiet")) == 0
+    data = json.loads(result.read_text())
+    assert len(data["coverage"]) == 1
+    assert data["summary"]["tasks"] == 5
+    assert {f["values"][0] for f in data["findings"]} <= set(
+        data["plan"]["dimensions"][0]["values"][:5]
+    )
+
+
+def test_progress_goes_to_stderr(
+    freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(research_args(freshwiki_kb, "--max-rounds", "1")) == 0
+    err = capsys.readouterr().err
+    assert "plan" in err and "coverage" in err and "round 0 subagents" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["research", "   "], "question is empty"),
+        (["research", "floods", "--lead-model", "nope"], "unknown model spec"),
+        (["research", "floods", "--kb", "/nonexistent/kb.sqlite"], "no knowledge base"),
+        (["ingest", "/nonexistent/folder", "--kb", "/tmp/x.sqlite"], "does not exist"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and message in " ".join(err.split())
+
+
+def test_ingest_then_research_a_new_corpus(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, body in {
+        "Comets": "Comets are icy bodies that grow tails near the Sun.",
+        "Asteroids": "Asteroids are rocky bodies, most of them in the main belt.",
+    }.items():
+        (docs / f"{name}.md").write_text(f"# {name}\n\n## Nature\n\n{body}\n")
+    kb = tmp_path / "kb.sqlite"
+    assert main(["ingest", str(docs), "--kb", str(kb)]) == 0
+    result = tmp_path / "r.json"
+    assert main(["research", "What are comets and asteroids made of?", "--kb", str(kb),
+                 "--lead-model", "extractive", "--subagent-model", "extractive",
+                 "--json", str(result), "--quiet"]) == 0
+    cited = {f["source"]["title"] for f in json.loads(result.read_text())["findings"]}
+    assert cited == {"Comets", "Asteroids"}
+
+
+def test_installed_script_runs(freshwiki_kb: str) -> None:
+    script = Path(sys.executable).parent / "delegator"
+    done = subprocess.run(
+        [str(script), *research_args(freshwiki_kb, "--quiet")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"# {QUESTION}")

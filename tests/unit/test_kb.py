@@ -1,0 +1,117 @@
+"""The knowledge base: ingest of every supported format, search, passages."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from runtime.corpus import CorpusError
+from runtime.kb import KnowledgeBase, KnowledgeBaseError, ingest
+
+
+def write(folder: Path, name: str, text: str) -> None:
+    (folder / name).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write(docs, "glaciers.md", "# Glaciers\n\nIce that moves.\n\n## Retreat\n\n"
+          "Alpine glaciers lost a tenth of their volume in two summers.\n"
+          "\n### Swiss data\n\nSwiss glaciers shrank fastest in 2022.\n"
+          "\n## References\n\nIgnored section text.\n")
+    write(docs, "Tide_pools.txt", "Tide_pools\n\nPools left by the sea [3].\n\n"
+          "# Life\n\nAnemones and crabs live in tide pools.\n")
+    write(docs, "volcano.html", "<html><head><style>p{}</style></head><body>"
+          "<h1>Volcanoes</h1><p>Mountains that erupt.</p><h2>Lava</h2>"
+          "<p>Basaltic lava flows are fluid.</p><script>var x;</script></body></html>")
+    write(docs, "Storm.json", json.dumps({
+        "title": "Storm_Xavier", "url": "https://example.org/storm",
+        "summary": "A windstorm hit the coast [1].",
+        "content": [{"section_title": "Damage", "section_content": [
+            {"sentence": "Roofs were torn off.", "refs": []},
+            {"sentence": "Power failed for days.", "refs": []}]}],
+    }))
+    write(docs, "notes.csv", "ignored,file\n")
+    return docs
+
+
+def test_every_format_is_split_at_its_headings(corpus: Path, tmp_path: Path) -> None:
+    kb_path = tmp_path / "kb.sqlite"
+    docs, passages = ingest(kb_path, [corpus])
+    assert docs == 4
+    kb = KnowledgeBase(kb_path)
+    assert kb.size == passages
+    sections = {(p.title, p.section) for p in kb.search("the a glaciers tide lava roofs "
+                                                        "anemones swiss ice pools", 50)}
+    assert ("Glaciers", "Retreat") in sections
+    assert ("Glaciers", "Retreat > Swiss data") in sections
+    assert ("Tide pools", "Life") in sections
+    assert ("Volcanoes", "Lava") in sections
+    assert ("Storm Xavier", "Damage") in sections
+    assert not kb.search("Ignored section")
+
+
+def test_passages_keep_source_metadata_and_drop_reference_marks(
+    corpus: Path, tmp_path: Path
+) -> None:
+    kb_path = tmp_path / "kb.sqlite"
+    ingest(kb_path, [corpus])
+    kb = KnowledgeBase(kb_path)
+    storm = kb.search("roofs torn", 1)[0]
+    assert storm.url == "https://example.org/storm"
+    assert storm.doc_id == "Storm"
+    assert storm.text == "Roofs were torn off. Power failed for days."
+    pools = kb.search("pools sea", 1)[0]
+    assert "[3]" not in pools.text
+    assert pools.url is not None and pools.url.startswith("file://")
+
+
+def test_reingest_replaces_a_document(corpus: Path, tmp_path: Path) -> None:
+    kb_path = tmp_path / "kb.sqlite"
+    ingest(kb_path, [corpus])
+    write(corpus, "glaciers.md", "# Glaciers\n\nNow only one passage about moraines.\n")
+    ingest(kb_path, [corpus / "glaciers.md"])
+    kb = KnowledgeBase(kb_path)
+    assert [p.section for p in kb.search("glaciers", 10) if p.doc_id == "glaciers"] == [
+        "Summary"
+    ]
+
+
+def test_bm25_ranks_title_matches_first(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    top = kb.rank_documents("Storm Eunice damage", 3)
+    assert top[0].title == "Storm Eunice"
+    assert kb.search("eunice", 3, op="AND", doc_id="Storm_Eunice")
+    assert not kb.search("eunice", 3, doc_id="OceanGate")
+
+
+def test_search_treats_fts_syntax_as_words(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    assert kb.search('floods" OR NEAR(* "pakistan', 3)
+    assert kb.search("?!*", 3) == []
+
+
+def test_shipped_corpus_is_indexed_whole(freshwiki_kb: str) -> None:
+    with closing(sqlite3.connect(freshwiki_kb)) as db:
+        docs, wiki = db.execute(
+            "SELECT count(*), sum(url LIKE 'https://en.wikipedia.org/wiki/%')"
+            " FROM documents"
+        ).fetchone()
+    assert docs == wiki == 100
+    assert KnowledgeBase(freshwiki_kb).size > 1000
+
+
+def test_empty_folder_and_missing_path_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="does not exist"):
+        ingest(tmp_path / "kb.sqlite", [tmp_path / "nowhere"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CorpusError, match="no .md"):
+        ingest(tmp_path / "kb.sqlite", [tmp_path / "empty"])
+    with pytest.raises(KnowledgeBaseError, match="no knowledge base"):
+        KnowledgeBase(tmp_path / "kb.sqlite")
