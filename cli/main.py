@@ -7,8 +7,10 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 
@@ -39,21 +41,32 @@ def parser() -> argparse.ArgumentParser:
     research = sub.add_parser("research", help="answer a broad question")
     research.add_argument("question")
     research.add_argument("--lead-model", default="auto", help="model spec of the lead")
-    research.add_argument("--subagent-model", default="auto", help="model spec of subagents")
-    research.add_argument("--max-rounds", type=int,
-                          help="re-delegation rounds; 0 disables (default 3)")
-    research.add_argument("--max-parallel", type=int, default=4,
-                          help="subagents running at once")
-    research.add_argument("--max-subagents", type=int,
-                          help="facets planned and tasks per round (default 5)")
+    research.add_argument(
+        "--subagent-model", default="auto", help="model spec of subagents"
+    )
+    research.add_argument(
+        "--max-rounds", type=int, help="re-delegation rounds; 0 disables (default 3)"
+    )
+    research.add_argument(
+        "--max-parallel", type=int, default=4, help="subagents running at once"
+    )
+    research.add_argument(
+        "--max-subagents",
+        type=int,
+        help="facets planned and tasks per round (default 5)",
+    )
     research.add_argument("--kb", default="", help="knowledge base file")
     research.add_argument("--out", type=Path, help="write the Markdown report here")
     research.add_argument("--json", type=Path, help="write the full result here")
     research.add_argument("--quiet", action="store_true", help="no progress display")
 
     ingest_cmd = sub.add_parser("ingest", help="add documents to the knowledge base")
-    ingest_cmd.add_argument("paths", nargs="*", type=Path,
-                            help="files or folders; none rebuilds the shipped corpus")
+    ingest_cmd.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="files or folders; none rebuilds the shipped corpus",
+    )
     ingest_cmd.add_argument("--kb", type=Path, default=DEFAULT_KB_PATH)
     return cli
 
@@ -103,8 +116,9 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         args.out.write_text(report.markdown, encoding="utf-8")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result_json(state, seconds), indent=2),
-                             encoding="utf-8")
+        args.json.write_text(
+            json.dumps(result_json(state, seconds), indent=2), encoding="utf-8"
+        )
     sys.stdout.write(report.markdown)
     if not args.quiet:
         err.print(f"done in {seconds:.1f}s")
@@ -114,26 +128,21 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
 async def research(
     question: str, context: Context, max_parallel: int, quiet: bool, err: Console
 ) -> ResearchState:
-    """Stream a run, drawing progress, and return its final state."""
-    final: dict[str, Any] = {}
-    stream = graph.astream(
-        {"question": question},
-        {"max_concurrency": max_parallel},
-        context=context,
-        stream_mode=["custom", "values"],
-    )
-    if quiet:
-        async for mode, chunk in stream:
+    """Stream a run, drawing progress unless quiet, and return its final state."""
+    final: ResearchState = {}
+    progress = None if quiet else RunProgress(err)
+    with progress or nullcontext():
+        async for mode, chunk in graph.astream(
+            {"question": question},
+            {"max_concurrency": max_parallel},
+            context=context,
+            stream_mode=["custom", "values"],
+        ):
             if mode == "values":
-                final = chunk
-    else:
-        with RunProgress(err) as progress:
-            async for mode, chunk in stream:
-                if mode == "custom":
-                    progress.on_event(chunk)
-                else:
-                    final = chunk
-    return final  # type: ignore[return-value]
+                final = cast(ResearchState, chunk)
+            elif progress is not None:
+                progress.on_event(cast(Mapping[str, Any], chunk))
+    return final
 
 
 def result_json(state: ResearchState, seconds: float) -> dict[str, Any]:

@@ -12,7 +12,9 @@ def aggregate(state: ResearchState) -> ResearchState:
     A span found for two facets keeps both facets and all their values.
     """
     by_span: dict[tuple[str, str], Finding] = {}
-    results = sorted(state.get("results", {}).values(), key=lambda r: (r.round, r.task_id))
+    results = sorted(
+        state.get("results", {}).values(), key=lambda r: (r.round, r.task_id)
+    )
     for result in results:
         for finding in result.findings:
             seen = by_span.get(finding.span_key)
@@ -21,7 +23,9 @@ def aggregate(state: ResearchState) -> ResearchState:
                 continue
             by_span[finding.span_key] = seen.model_copy(
                 update={
-                    "facet_ids": tuple(dict.fromkeys(seen.facet_ids + finding.facet_ids)),
+                    "facet_ids": tuple(
+                        dict.fromkeys(seen.facet_ids + finding.facet_ids)
+                    ),
                     "values": tuple(dict.fromkeys(seen.values + finding.values)),
                     "confidence": max(seen.confidence, finding.confidence),
                 }

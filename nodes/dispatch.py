@@ -113,10 +113,14 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
     ctx = runtime.context
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    trace_id = str(get_config().get("configurable", {}).get("thread_id") or uuid.uuid4())
+    trace_id = str(
+        get_config().get("configurable", {}).get("thread_id") or uuid.uuid4()
+    )
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     if model is None:
-        plan = await asyncio.to_thread(plan_from_corpus, kb, question, ctx.max_subagents)
+        plan = await asyncio.to_thread(
+            plan_from_corpus, kb, question, ctx.max_subagents
+        )
     else:
         registry = await asyncio.to_thread(agents)
         plan = await plan_with_model(model, question, ctx.max_subagents, registry)
@@ -130,9 +134,15 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
     )
     if plan.direct_answer:
         result = await asyncio.to_thread(answer_directly, kb, question, plan, trace_id)
-        return {"question": question, "plan": plan, "trace_id": trace_id,
-                "round": 0, "pending": [], "results": {result.task_id: result},
-                "events": [event]}
+        return {
+            "question": question,
+            "plan": plan,
+            "trace_id": trace_id,
+            "round": 0,
+            "pending": [],
+            "results": {result.task_id: result},
+            "events": [event],
+        }
     tasks = [
         TaskDefinition.for_facet(
             facet,
@@ -143,8 +153,14 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
         )
         for facet in plan.facets[: ctx.max_subagents]
     ]
-    return {"question": question, "plan": plan, "trace_id": trace_id,
-            "round": 0, "pending": tasks, "events": [event]}
+    return {
+        "question": question,
+        "plan": plan,
+        "trace_id": trace_id,
+        "round": 0,
+        "pending": tasks,
+        "events": [event],
+    }
 
 
 async def plan_with_model(
@@ -265,8 +281,13 @@ def direct_plan(question: str) -> CoveragePlan:
         question=question,
         dimensions=(Dimension(name="answer", values=(question,)),),
         facets=(
-            Facet(id="direct", title="Answer", brief=question, covers=(question,),
-                  agent_id=LEAD_AGENT),
+            Facet(
+                id="direct",
+                title="Answer",
+                brief=question,
+                covers=(question,),
+                agent_id=LEAD_AGENT,
+            ),
         ),
         direct_answer=True,
     )

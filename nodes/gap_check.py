@@ -115,7 +115,9 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     covered = [v for v in plan.values if counts[v] >= need]
     uncovered = [v for v in plan.values if counts[v] < need]
     previous = state.get("gaps", [])
-    improved = not previous or bool(new_values) or len(covered) > len(previous[-1].covered)
+    improved = (
+        not previous or bool(new_values) or len(covered) > len(previous[-1].covered)
+    )
     report = GapReport(
         round=round_no,
         covered=tuple(covered),
@@ -138,8 +140,12 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         new_values=len(new_values),
         redelegate=len(tasks),
     )
-    update: ResearchState = {"plan": plan, "gaps": [report], "pending": tasks,
-                             "events": [event]}
+    update: ResearchState = {
+        "plan": plan,
+        "gaps": [report],
+        "pending": tasks,
+        "events": [event],
+    }
     if tasks:
         update["round"] = round_no + 1
     return update

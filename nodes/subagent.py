@@ -40,7 +40,10 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
     try:
         manifest = (await asyncio.to_thread(agents))[task.agent_id]
         graph = await asyncio.to_thread(
-            subgraph, task.agent_id, ctx.subagent_model, ctx.kb_path,
+            subgraph,
+            task.agent_id,
+            ctx.subagent_model,
+            ctx.kb_path,
             ctx.findings_per_value,
         )
         limit = min(task.timeout_s, manifest.timeout_s)

@@ -44,8 +44,14 @@ def coverage_table(
         owner = plan.owner(value)
         n = counts[value]
         status = "covered" if n >= need else "weak" if n else "not covered"
-        rows.append(CoverageRow(value=value, facet=owner.title if owner else "-",
-                                findings=n, status=status))
+        rows.append(
+            CoverageRow(
+                value=value,
+                facet=owner.title if owner else "-",
+                findings=n,
+                status=status,
+            )
+        )
     return rows
 
 
@@ -89,10 +95,16 @@ def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
         lines += [f"## {facet.title}", ""]
         lines += [f"- {f.claim} [{cite(f)}]" for f in own]
         lines.append("")
-    lines += ["## Coverage", "", "| Value | Facet | Findings | Status |",
-              "| --- | --- | ---: | --- |"]
-    lines += [f"| {_cell(r.value)} | {_cell(r.facet)} | {r.findings} | {r.status} |"
-              for r in table]
+    lines += [
+        "## Coverage",
+        "",
+        "| Value | Facet | Findings | Status |",
+        "| --- | --- | ---: | --- |",
+    ]
+    lines += [
+        f"| {_cell(r.value)} | {_cell(r.facet)} | {r.findings} | {r.status} |"
+        for r in table
+    ]
     lines.append("")
     gaps = [r.value for r in table if r.status != "covered"]
     if gaps:

@@ -43,7 +43,9 @@ class Context:
     )
     min_findings_per_value: int = field(
         default=1,
-        metadata={"description": "Verified findings a value needs to count as covered."},
+        metadata={
+            "description": "Verified findings a value needs to count as covered."
+        },
     )
     findings_per_value: int = field(
         default=3,
@@ -60,7 +62,7 @@ class Context:
             env = os.environ.get(f"DELEGATOR_{f.name.upper()}")
             if env is None or getattr(self, f.name) != f.default:
                 continue
-            kind = type(f.default)
+            kind = type(getattr(self, f.name))
             try:
                 setattr(self, f.name, kind(env))
             except ValueError as err:

@@ -15,7 +15,13 @@ SUFFIXES = (".md", ".txt", ".html", ".htm", ".json")
 MAX_PASSAGE_CHARS = 1500
 _REFERENCE_MARK = re.compile(r"\s*\[\d+\]")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
-_SKIPPED_SECTIONS = {"see also", "references", "further reading", "external links", "notes"}
+_SKIPPED_SECTIONS = {
+    "see also",
+    "references",
+    "further reading",
+    "external links",
+    "notes",
+}
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,9 @@ def read_documents(path: Path) -> Iterator[Document]:
     """Yield the documents of a file or of every supported file below a folder."""
     if not path.exists():
         raise CorpusError(f"corpus path does not exist: {path}")
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    files = (
+        [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    )
     urls = _topic_list_urls(path if path.is_dir() else path.parent)
     found = False
     for file in files:
@@ -139,7 +147,9 @@ def _from_freshwiki_json(file: Path, raw: str) -> Document | None:
         heading = str(part.get("section_title") or "").strip() or "Summary"
         if heading.casefold() in _SKIPPED_SECTIONS:
             continue
-        text = " ".join(str(s.get("sentence", "")) for s in part.get("section_content") or [])
+        text = " ".join(
+            str(s.get("sentence", "")) for s in part.get("section_content") or []
+        )
         if text := _REFERENCE_MARK.sub("", text).strip():
             sections.append(Section(heading, text))
     title = str(data.get("title") or file.stem).replace("_", " ")
@@ -153,7 +163,9 @@ def _topic_list_urls(folder: Path) -> dict[str, str]:
     if not listing.is_file():
         return {}
     with listing.open(encoding="utf-8", newline="") as fh:
-        return {row["topic"]: row["url"] for row in csv.DictReader(fh) if row.get("url")}
+        return {
+            row["topic"]: row["url"] for row in csv.DictReader(fh) if row.get("url")
+        }
 
 
 class _TextExtractor(HTMLParser):

@@ -74,7 +74,8 @@ class Passage:
 def terms(text: str) -> list[str]:
     """Content words of `text`: lower-cased, stopwords and single letters dropped."""
     return [
-        w for w in (m.group().casefold() for m in _WORD.finditer(text))
+        w
+        for w in (m.group().casefold() for m in _WORD.finditer(text))
         if len(w) > 1 and w not in STOPWORDS
     ]
 
@@ -107,7 +108,9 @@ class KnowledgeBase:
             try:
                 self.size = db.execute("SELECT count(*) FROM passages").fetchone()[0]
             except sqlite3.DatabaseError as err:
-                raise KnowledgeBaseError(f"{self.path} is not a knowledge base: {err}") from err
+                raise KnowledgeBaseError(
+                    f"{self.path} is not a knowledge base: {err}"
+                ) from err
         if not self.size:
             raise KnowledgeBaseError(f"the knowledge base at {self.path} is empty")
 
@@ -135,7 +138,9 @@ class KnowledgeBase:
             rows = db.execute(sql, (*_WEIGHTS, expr, doc_id, doc_id, k)).fetchall()
         return [Passage(*row) for row in rows]
 
-    def rank_documents(self, query: str, k: int = 10, depth: int = 200) -> list[Passage]:
+    def rank_documents(
+        self, query: str, k: int = 10, depth: int = 200
+    ) -> list[Passage]:
         """The best passage of each of the `k` best documents for `query`."""
         best: dict[str, Passage] = {}
         for hit in self.search(query, depth):
@@ -182,7 +187,8 @@ def ingest(kb_path: Path | str, sources: Iterable[Path | str]) -> tuple[int, int
 def _insert(db: sqlite3.Connection, doc: Document) -> int:
     db.execute("DELETE FROM passages WHERE doc_id = ?", (doc.doc_id,))
     db.execute(
-        "INSERT OR REPLACE INTO documents VALUES (?, ?, ?)", (doc.doc_id, doc.title, doc.url)
+        "INSERT OR REPLACE INTO documents VALUES (?, ?, ?)",
+        (doc.doc_id, doc.title, doc.url),
     )
     rows = [
         (f"{doc.doc_id}#{n}", doc.doc_id, doc.title, section, text)

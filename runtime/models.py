@@ -28,7 +28,7 @@ def _openai(name: str) -> BaseChatModel:
     return ChatOpenAI(
         model=name,
         base_url=base_url,
-        api_key=api_key,  # type: ignore[arg-type]
+        api_key=api_key,
         temperature=0,
         timeout=120,
         max_retries=2,

@@ -41,7 +41,9 @@ def parse(schema: type[T], message: BaseMessage) -> T:
     except json.JSONDecodeError as err:
         raise OutputParserException(f"invalid JSON: {err}") from err
     except ValidationError as err:
-        raise OutputParserException(f"JSON does not fit {schema.__name__}: {err}") from err
+        raise OutputParserException(
+            f"JSON does not fit {schema.__name__}: {err}"
+        ) from err
 
 
 async def ainvoke_structured(
@@ -81,8 +83,7 @@ def _text(message: BaseMessage) -> str:
     if isinstance(content, str):
         return content
     return "".join(
-        part if isinstance(part, str) else str(part.get("text", ""))
-        for part in content
+        part if isinstance(part, str) else str(part.get("text", "")) for part in content
     )
 
 

@@ -28,7 +28,7 @@ class InputState(TypedDict):
     question: str
 
 
-class ResearchState(InputState, total=False):
+class ResearchState(TypedDict, total=False):
     """The coordinator's state.
 
     Attributes:
@@ -45,6 +45,7 @@ class ResearchState(InputState, total=False):
         report: The final report.
     """
 
+    question: str
     trace_id: str
     plan: CoveragePlan
     pending: list[TaskDefinition]

@@ -67,8 +67,10 @@ class CoveragePlan(BaseModel):
         """The facet that owns `value`, if any."""
         return next((f for f in self.facets if value in f.covers), None)
 
-    def extended(self, dimension: str, values: list[str], taken: set[str]) -> CoveragePlan:
-        """This plan with `values` added to `dimension`, each with a facet of its own."""
+    def extended(
+        self, dimension: str, values: list[str], taken: set[str]
+    ) -> CoveragePlan:
+        """This plan with `values` added to `dimension`, each with its own facet."""
         if not values:
             return self
         dims = list(self.dimensions)
@@ -77,7 +79,10 @@ class CoveragePlan(BaseModel):
             dims.append(Dimension(name=dimension, values=tuple(values)))
         else:
             dims[at] = Dimension(name=dimension, values=(*dims[at].values, *values))
-        facets = (*self.facets, *(facet_for_value(self.question, v, taken) for v in values))
+        facets = (
+            *self.facets,
+            *(facet_for_value(self.question, v, taken) for v in values),
+        )
         return self.model_copy(update={"dimensions": tuple(dims), "facets": facets})
 
 
@@ -107,7 +112,9 @@ def lint_plan(plan: CoveragePlan) -> CoveragePlan:
     known = set(plan.values)
     owned = {v for f in plan.facets for v in f.covers}
     unowned = [v for v in plan.values if v not in owned]
-    unknown = list(dict.fromkeys(v for f in plan.facets for v in f.covers if v not in known))
+    unknown = list(
+        dict.fromkeys(v for f in plan.facets for v in f.covers if v not in known)
+    )
     if unowned or unknown:
         raise PlanLintError(unowned, unknown)
     return plan.model_copy(update={"facets": tuple(_merge_overlaps(plan.facets))})

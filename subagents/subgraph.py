@@ -12,7 +12,13 @@ import operator
 from typing import Annotated, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -118,7 +124,9 @@ def build_llm_subgraph(
 ) -> CompiledStateGraph[SubagentState, None, SubagentState, SubagentState]:
     """A tool loop over the definition's allowed tools, ending in findings."""
     available = make_tools(kb)
-    tools: list[BaseTool] = [available[t] for t in manifest.allowed_tools if t in available]
+    tools: list[BaseTool] = [
+        available[t] for t in manifest.allowed_tools if t in available
+    ]
     agent_model = model.bind_tools(tools) if tools else model
 
     async def agent(state: SubagentState) -> dict[str, object]:
@@ -145,16 +153,20 @@ def build_llm_subgraph(
             else:
                 raise ValueError("turn cap reached while calling tools")
         except Exception:  # noqa: BLE001 - any unparsable end asks once more
-            ask = [*state["messages"], HumanMessage(REPORT_PROMPT)]
+            ask: list[BaseMessage] = [*state["messages"], HumanMessage(REPORT_PROMPT)]
             try:
                 reported, used = await ainvoke_structured(model, ask, SubagentReport)
             except ModelOutputError as err:
                 return {"findings": [], "errors": [str(err)], "tokens": tokens}
             tokens += used
-        findings, errors = [], []
+        findings: list[Finding] = []
+        errors: list[str] = []
         for raw in reported.findings:
             checked = to_finding(raw, task, kb)
-            (errors if isinstance(checked, str) else findings).append(checked)
+            if isinstance(checked, str):
+                errors.append(checked)
+            else:
+                findings.append(checked)
         return {"findings": findings, "errors": errors, "tokens": tokens}
 
     builder = StateGraph(SubagentState)
@@ -185,7 +197,9 @@ def build_extractive_subgraph(
         """Call a tool as a model would, logging the request and the answer."""
         call_id = f"call_{next(counter)}"
         output = str(tools[name].invoke(args))
-        log.append(AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}]))
+        log.append(
+            AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+        )
         log.append(ToolMessage(output, tool_call_id=call_id, name=name))
         return output
 
@@ -194,16 +208,22 @@ def build_extractive_subgraph(
         messages: list[AnyMessage] = []
         findings: list[Finding] = []
         for value in task.values:
-            hits = _about(value, call("search", {"query": f"{value} {task.context}",
-                                                 "k": 10}, messages))
+            hits = _about(
+                value,
+                call("search", {"query": f"{value} {task.context}", "k": 10}, messages),
+            )
             if not hits:
-                hits = json.loads(call("search", {"query": value, "k": 10,
-                                                  "match_all": True}, messages))
+                hits = json.loads(
+                    call(
+                        "search", {"query": value, "k": 10, "match_all": True}, messages
+                    )
+                )
             weights = idf_weights(kb, [*terms(task.context), *terms(value)])
             read = []
             for hit in _best_hits(hits, weights, PASSAGES_READ_PER_VALUE):
-                passage = json.loads(call("read", {"passage_id": hit["passage_id"]},
-                                          messages))
+                passage = json.loads(
+                    call("read", {"passage_id": hit["passage_id"]}, messages)
+                )
                 if "text" in passage:
                     read.append((passage["passage_id"], passage["text"]))
             for extract in best_sentences(read, weights, findings_per_value):
@@ -230,7 +250,8 @@ def _about(value: str, output: str) -> list[dict[str, str]]:
     """The search hits whose title and section hold every word of `value`."""
     wanted = set(terms(value))
     return [
-        hit for hit in json.loads(output)
+        hit
+        for hit in json.loads(output)
         if wanted <= set(terms(f"{hit['title']} {hit['section']}"))
     ]
 

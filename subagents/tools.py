@@ -23,7 +23,9 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             match_all: Require every keyword, instead of any.
         """
         hits = kb.search(query, max(1, min(k, 10)), op="AND" if match_all else "OR")
-        return json.dumps([_describe(p, SNIPPET_CHARS) for p in hits], ensure_ascii=False)
+        return json.dumps(
+            [_describe(p, SNIPPET_CHARS) for p in hits], ensure_ascii=False
+        )
 
     def read(passage_id: str) -> str:
         """Read the full text of one passage by its id.

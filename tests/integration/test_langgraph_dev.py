@@ -11,7 +11,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langgraph_sdk import get_client
@@ -42,7 +42,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("w") as out:
         proc = subprocess.Popen(
             [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -56,7 +59,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                         break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-3000:]}")
+                    pytest.fail(
+                        f"langgraph dev did not start:\n{log.read_text()[-3000:]}"
+                    )
                 time.sleep(0.5)
         yield url
     finally:
@@ -66,8 +71,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def extractive(kb: str, **extra: Any) -> dict[str, Any]:
-    return {"lead_model": "extractive", "subagent_model": "extractive", "kb_path": kb,
-            **extra}
+    return {
+        "lead_model": "extractive",
+        "subagent_model": "extractive",
+        "kb_path": kb,
+        **extra,
+    }
 
 
 def test_research_graph_is_served_with_its_schemas(server: str) -> None:
@@ -75,6 +84,7 @@ def test_research_graph_is_served_with_its_schemas(server: str) -> None:
         client = get_client(url=server)
         [assistant] = await client.assistants.search(graph_id="research")
         schemas = await client.assistants.get_schemas(assistant["assistant_id"])
+        assert schemas["input_schema"] and schemas["context_schema"]
         assert list(schemas["input_schema"]["properties"]) == ["question"]
         context = schemas["context_schema"]["properties"]
         assert {"lead_model", "subagent_model", "max_rounds", "kb_path"} <= set(context)
@@ -91,13 +101,16 @@ def test_run_streams_events_and_ends_with_a_cited_report(
         thread = await client.threads.create()
         custom = []
         async for part in client.runs.stream(
-            thread["thread_id"], "research", input={"question": QUESTION},
-            context=extractive(freshwiki_kb, max_rounds=1), stream_mode=["custom"],
+            thread["thread_id"],
+            "research",
+            input={"question": QUESTION},
+            context=extractive(freshwiki_kb, max_rounds=1),
+            stream_mode=["custom"],
         ):
             if part.event == "custom":
                 custom.append(part.data)
         state = await client.threads.get_state(thread["thread_id"])
-        return custom, state["values"]
+        return custom, cast(dict[str, Any], state["values"])
 
     custom, values = asyncio.run(run())
     kinds = [e["event"] for e in custom]
@@ -112,12 +125,15 @@ def test_run_streams_events_and_ends_with_a_cited_report(
 def test_bad_question_fails_the_run_with_a_clear_error(
     server: str, freshwiki_kb: str
 ) -> None:
-    async def run() -> tuple[Any, dict[str, Any]]:
+    async def run() -> tuple[Any, Any]:
         client = get_client(url=server)
         thread = await client.threads.create()
         output = await client.runs.wait(
-            thread["thread_id"], "research", input={"question": "   "},
-            context=extractive(freshwiki_kb), raise_error=False,
+            thread["thread_id"],
+            "research",
+            input={"question": "   "},
+            context=extractive(freshwiki_kb),
+            raise_error=False,
         )
         [last] = await client.runs.list(thread["thread_id"], limit=1)
         return output, last

@@ -15,16 +15,26 @@ QUESTION = "Which natural disasters and severe weather events struck in 2022 and
 
 
 def research_args(kb: str, *extra: str) -> list[str]:
-    return ["research", QUESTION, "--kb", kb, "--lead-model", "extractive",
-            "--subagent-model", "extractive", *extra]
+    return [
+        "research",
+        QUESTION,
+        "--kb",
+        kb,
+        "--lead-model",
+        "extractive",
+        "--subagent-model",
+        "extractive",
+        *extra,
+    ]
 
 
 def test_research_writes_report_and_json(
     freshwiki_kb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, result = tmp_path / "report.md", tmp_path / "result.json"
-    code = main(research_args(freshwiki_kb, "--out", str(out), "--json", str(result),
-                              "--quiet"))
+    code = main(
+        research_args(freshwiki_kb, "--out", str(out), "--json", str(result), "--quiet")
+    )
     assert code == 0
     printed = capsys.readouterr()
     assert printed.out == out.read_text()
@@ -37,8 +47,9 @@ def test_research_writes_report_and_json(
         assert {"title", "url", "section", "doc_id"} <= set(finding["source"])
         assert finding["verified"] is True
     assert [g["round"] for g in data["coverage"]] == list(range(len(data["coverage"])))
-    assert data["summary"]["tasks"] == len({e["fields"]["task_id"] for e in data["events"]
-                                            if e["kind"] == "DELEGATE"})
+    assert data["summary"]["tasks"] == len(
+        {e["fields"]["task_id"] for e in data["events"] if e["kind"] == "DELEGATE"}
+    )
     assert data["summary"]["wall_seconds"] > 0
     assert "## Coverage" in printed.out and "## Sources" in printed.out
 
@@ -47,8 +58,14 @@ def test_max_rounds_zero_disables_redelegation(
     freshwiki_kb: str, tmp_path: Path
 ) -> None:
     result = tmp_path / "result.json"
-    assert main(research_args(freshwiki_kb, "--max-rounds", "0", "--json", str(result),
-                              "--quiet")) == 0
+    assert (
+        main(
+            research_args(
+                freshwiki_kb, "--max-rounds", "0", "--json", str(result), "--quiet"
+            )
+        )
+        == 0
+    )
     data = json.loads(result.read_text())
     assert len(data["coverage"]) == 1
     assert data["summary"]["tasks"] == 5
@@ -93,9 +110,24 @@ def test_ingest_then_research_a_new_corpus(tmp_path: Path) -> None:
     kb = tmp_path / "kb.sqlite"
     assert main(["ingest", str(docs), "--kb", str(kb)]) == 0
     result = tmp_path / "r.json"
-    assert main(["research", "What are comets and asteroids made of?", "--kb", str(kb),
-                 "--lead-model", "extractive", "--subagent-model", "extractive",
-                 "--json", str(result), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "research",
+                "What are comets and asteroids made of?",
+                "--kb",
+                str(kb),
+                "--lead-model",
+                "extractive",
+                "--subagent-model",
+                "extractive",
+                "--json",
+                str(result),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     cited = {f["source"]["title"] for f in json.loads(result.read_text())["findings"]}
     assert cited == {"Comets", "Asteroids"}
 
@@ -104,7 +136,10 @@ def test_installed_script_runs(freshwiki_kb: str) -> None:
     script = Path(sys.executable).parent / "delegator"
     done = subprocess.run(
         [str(script), *research_args(freshwiki_kb, "--quiet")],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"# {QUESTION}")

@@ -23,7 +23,9 @@ def overlap(results: list[TaskResult]) -> bool:
 
 def test_extractive_subagents_of_a_round_overlap(freshwiki_kb: str) -> None:
     context = Context(
-        lead_model="extractive", subagent_model="extractive", kb_path=freshwiki_kb,
+        lead_model="extractive",
+        subagent_model="extractive",
+        kb_path=freshwiki_kb,
         max_rounds=0,
     )
     question = "Which natural disasters struck in 2022 and 2023?"
@@ -38,7 +40,9 @@ def test_llm_subagents_of_a_round_overlap(
 ) -> None:
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
     slow = fake_models(FakeResearcher(delay=0.2))
-    context = Context(lead_model=lead, subagent_model=slow, kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model=slow, kb_path=creative_kb, max_rounds=0
+    )
     state = asyncio.run(graph.ainvoke({"question": QUESTION}, context=context))
     results = list(state["results"].values())
     assert len(results) == 3

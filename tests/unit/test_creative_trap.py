@@ -18,11 +18,16 @@ from tests.unit.fakes import FakeResearcher, scripted
 QUESTION = "What is the impact of AI on creative industries?"
 FIRST = ["visual art", "graphic design", "photography"]
 MISSED = ["music", "writing", "film"]
-NARROW_PLAN = {
+NARROW_PLAN: dict[str, Any] = {
     "direct_answer": False,
     "dimensions": [{"name": "medium", "values": FIRST}],
     "facets": [
-        {"id": f"f{i}", "title": v.title(), "brief": f"How AI changes {v}.", "covers": [v]}
+        {
+            "id": f"f{i}",
+            "title": v.title(),
+            "brief": f"How AI changes {v}.",
+            "covers": [v],
+        }
         for i, v in enumerate(FIRST)
     ],
 }

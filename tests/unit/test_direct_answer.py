@@ -9,8 +9,9 @@ from runtime.context import Context
 
 
 def test_single_fact_question_is_answered_directly(freshwiki_kb: str) -> None:
-    context = Context(lead_model="extractive", subagent_model="extractive",
-                      kb_path=freshwiki_kb)
+    context = Context(
+        lead_model="extractive", subagent_model="extractive", kb_path=freshwiki_kb
+    )
     state = asyncio.run(
         graph.ainvoke({"question": "When did Christian Atsu die?"}, context=context)
     )
@@ -23,8 +24,12 @@ def test_single_fact_question_is_answered_directly(freshwiki_kb: str) -> None:
 
 
 def test_broad_question_on_one_subject_is_split_by_section(freshwiki_kb: str) -> None:
-    context = Context(lead_model="extractive", subagent_model="extractive",
-                      kb_path=freshwiki_kb, max_rounds=0)
+    context = Context(
+        lead_model="extractive",
+        subagent_model="extractive",
+        kb_path=freshwiki_kb,
+        max_rounds=0,
+    )
     question = "Write a complete briefing on OceanGate and its submersibles."
     state = asyncio.run(graph.ainvoke({"question": question}, context=context))
     plan = state["plan"]

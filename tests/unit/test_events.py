@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -20,8 +20,13 @@ QUESTION = "Which natural disasters struck in 2022 and 2023?"
 def test_log_line_format() -> None:
     event = Event(
         kind="DELEGATE",
-        fields={"task_id": "t1", "agent": "researcher", "objective": 'a "b" c',
-                "timeout": 30, "confidence": 0.951},
+        fields={
+            "task_id": "t1",
+            "agent": "researcher",
+            "objective": 'a "b" c',
+            "timeout": 30,
+            "confidence": 0.951,
+        },
     )
     assert event.log_line() == (
         "[DELEGATE] task_id=t1 agent=researcher objective=\"a 'b' c\" timeout=30"
@@ -31,18 +36,23 @@ def test_log_line_format() -> None:
 
 @pytest.fixture
 def streamed(freshwiki_kb: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    context = Context(lead_model="extractive", subagent_model="extractive",
-                      kb_path=freshwiki_kb, max_rounds=1)
+    context = Context(
+        lead_model="extractive",
+        subagent_model="extractive",
+        kb_path=freshwiki_kb,
+        max_rounds=1,
+    )
 
     async def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        custom, final = [], {}
+        custom: list[dict[str, Any]] = []
+        final: dict[str, Any] = {}
         async for mode, chunk in graph.astream(
             {"question": QUESTION}, context=context, stream_mode=["custom", "values"]
         ):
             if mode == "custom":
-                custom.append(chunk)
+                custom.append(cast(dict[str, Any], chunk))
             else:
-                final = chunk
+                final = cast(dict[str, Any], chunk)
         return custom, final
 
     return asyncio.run(run())
@@ -56,7 +66,9 @@ def test_every_delegation_has_a_result_on_the_stream(
     finished = [e["task_id"] for e in custom if e["event"] == "RESULT"]
     assert sorted(delegated) == sorted(finished) == sorted(final["results"])
     assert len(set(delegated)) == len(delegated)
-    rounds = [e for e in custom if e["event"] == "COVERAGE" and e["stage"] == "gap_check"]
+    rounds = [
+        e for e in custom if e["event"] == "COVERAGE" and e["stage"] == "gap_check"
+    ]
     assert [e["round"] for e in rounds] == [g.round for g in final["gaps"]]
     assert [e["kind"] for e in (ev.model_dump() for ev in final["events"])].count(
         "DELEGATE"
@@ -66,8 +78,12 @@ def test_every_delegation_has_a_result_on_the_stream(
 def test_events_are_logged_in_protocol_form(
     freshwiki_kb: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    context = Context(lead_model="extractive", subagent_model="extractive",
-                      kb_path=freshwiki_kb, max_rounds=0)
+    context = Context(
+        lead_model="extractive",
+        subagent_model="extractive",
+        kb_path=freshwiki_kb,
+        max_rounds=0,
+    )
     with caplog.at_level(logging.INFO, logger="delegator.events"):
         asyncio.run(graph.ainvoke({"question": QUESTION}, context=context))
     lines = [r.getMessage() for r in caplog.records if r.name == "delegator.events"]

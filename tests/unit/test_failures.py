@@ -24,10 +24,14 @@ def research(question: str, context: Context) -> dict[str, Any]:
 
 
 def extractive(kb: str, **kw: Any) -> Context:
-    return Context(lead_model="extractive", subagent_model="extractive", kb_path=kb, **kw)
+    return Context(
+        lead_model="extractive", subagent_model="extractive", kb_path=kb, **kw
+    )
 
 
-@pytest.mark.parametrize("question", ["", "   \n ", "? ! ...", "x " * MAX_QUESTION_CHARS])
+@pytest.mark.parametrize(
+    "question", ["", "   \n ", "? ! ...", "x " * MAX_QUESTION_CHARS]
+)
 def test_unusable_questions_are_refused(question: str, freshwiki_kb: str) -> None:
     with pytest.raises(QuestionError):
         research(question, extractive(freshwiki_kb))
@@ -55,7 +59,9 @@ def test_malformed_plan_is_repaired_once_then_refused(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     lead = fake_models(scripted("no json here", "{still not a plan"))
-    context = Context(lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    )
     with pytest.raises(ModelOutputError, match="PlanDraft"):
         research(QUESTION, context)
 
@@ -64,7 +70,9 @@ def test_malformed_plan_recovers_when_repair_succeeds(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     lead = fake_models(scripted("```json\n{oops", NARROW_PLAN, {"dimensions": []}))
-    context = Context(lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    )
     state = research(QUESTION, context)
     assert state["plan"].values[:3] == tuple(FIRST)
 
@@ -74,7 +82,9 @@ def test_plan_with_unowned_value_is_sent_back_then_repaired(
 ) -> None:
     unowned = {**NARROW_PLAN, "facets": NARROW_PLAN["facets"][:2]}
     lead = fake_models(scripted(unowned, unowned, {"dimensions": []}))
-    context = Context(lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    )
     state = research(QUESTION, context)
     owners = {v: f.id for f in state["plan"].facets for v in f.covers}
     assert set(owners) >= set(FIRST)
@@ -87,7 +97,9 @@ def test_crashing_subagent_fails_its_task_and_the_run_goes_on(
 ) -> None:
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
     broken = fake_models(FakeResearcher(fail="endpoint refused the connection"))
-    context = Context(lead_model=lead, subagent_model=broken, kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model=broken, kb_path=creative_kb, max_rounds=0
+    )
     state = research(QUESTION, context)
     results = list(state["results"].values())
     assert {r.status for r in results} == {"failed"}
@@ -104,7 +116,10 @@ def test_hanging_subagent_times_out_as_a_failed_task(
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
     hanging = fake_models(FakeResearcher(delay=30))
     context = Context(
-        lead_model=lead, subagent_model=hanging, kb_path=creative_kb, task_timeout_s=0.2,
+        lead_model=lead,
+        subagent_model=hanging,
+        kb_path=creative_kb,
+        task_timeout_s=0.2,
         max_rounds=0,
     )
     state = research(QUESTION, context)
@@ -118,7 +133,9 @@ def test_malformed_subagent_report_is_a_partial_result(
 ) -> None:
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
     garbled = fake_models(FakeResearcher(report="I found lots of things!"))
-    context = Context(lead_model=lead, subagent_model=garbled, kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model=garbled, kb_path=creative_kb, max_rounds=0
+    )
     state = research(QUESTION, context)
     results = list(state["results"].values())
     assert {r.status for r in results} == {"partial"}
@@ -134,7 +151,9 @@ def test_invented_quotes_are_dropped_and_counted(
     )
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
     liar = fake_models(FakeResearcher(report=invented))
-    context = Context(lead_model=lead, subagent_model=liar, kb_path=creative_kb, max_rounds=0)
+    context = Context(
+        lead_model=lead, subagent_model=liar, kb_path=creative_kb, max_rounds=0
+    )
     state = research(QUESTION, context)
     assert state["findings"] == []
     assert state["dropped"] == 1  # three tasks, one span after dedupe

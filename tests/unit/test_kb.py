@@ -21,22 +21,47 @@ def write(folder: Path, name: str, text: str) -> None:
 def corpus(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
-    write(docs, "glaciers.md", "# Glaciers\n\nIce that moves.\n\n## Retreat\n\n"
-          "Alpine glaciers lost a tenth of their volume in two summers.\n"
-          "\n### Swiss data\n\nSwiss glaciers shrank fastest in 2022.\n"
-          "\n## References\n\nIgnored section text.\n")
-    write(docs, "Tide_pools.txt", "Tide_pools\n\nPools left by the sea [3].\n\n"
-          "# Life\n\nAnemones and crabs live in tide pools.\n")
-    write(docs, "volcano.html", "<html><head><style>p{}</style></head><body>"
-          "<h1>Volcanoes</h1><p>Mountains that erupt.</p><h2>Lava</h2>"
-          "<p>Basaltic lava flows are fluid.</p><script>var x;</script></body></html>")
-    write(docs, "Storm.json", json.dumps({
-        "title": "Storm_Xavier", "url": "https://example.org/storm",
-        "summary": "A windstorm hit the coast [1].",
-        "content": [{"section_title": "Damage", "section_content": [
-            {"sentence": "Roofs were torn off.", "refs": []},
-            {"sentence": "Power failed for days.", "refs": []}]}],
-    }))
+    write(
+        docs,
+        "glaciers.md",
+        "# Glaciers\n\nIce that moves.\n\n## Retreat\n\n"
+        "Alpine glaciers lost a tenth of their volume in two summers.\n"
+        "\n### Swiss data\n\nSwiss glaciers shrank fastest in 2022.\n"
+        "\n## References\n\nIgnored section text.\n",
+    )
+    write(
+        docs,
+        "Tide_pools.txt",
+        "Tide_pools\n\nPools left by the sea [3].\n\n"
+        "# Life\n\nAnemones and crabs live in tide pools.\n",
+    )
+    write(
+        docs,
+        "volcano.html",
+        "<html><head><style>p{}</style></head><body>"
+        "<h1>Volcanoes</h1><p>Mountains that erupt.</p><h2>Lava</h2>"
+        "<p>Basaltic lava flows are fluid.</p><script>var x;</script></body></html>",
+    )
+    write(
+        docs,
+        "Storm.json",
+        json.dumps(
+            {
+                "title": "Storm_Xavier",
+                "url": "https://example.org/storm",
+                "summary": "A windstorm hit the coast [1].",
+                "content": [
+                    {
+                        "section_title": "Damage",
+                        "section_content": [
+                            {"sentence": "Roofs were torn off.", "refs": []},
+                            {"sentence": "Power failed for days.", "refs": []},
+                        ],
+                    }
+                ],
+            }
+        ),
+    )
     write(docs, "notes.csv", "ignored,file\n")
     return docs
 
@@ -47,8 +72,12 @@ def test_every_format_is_split_at_its_headings(corpus: Path, tmp_path: Path) -> 
     assert docs == 4
     kb = KnowledgeBase(kb_path)
     assert kb.size == passages
-    sections = {(p.title, p.section) for p in kb.search("the a glaciers tide lava roofs "
-                                                        "anemones swiss ice pools", 50)}
+    sections = {
+        (p.title, p.section)
+        for p in kb.search(
+            "the a glaciers tide lava roofs anemones swiss ice pools", 50
+        )
+    }
     assert ("Glaciers", "Retreat") in sections
     assert ("Glaciers", "Retreat > Swiss data") in sections
     assert ("Tide pools", "Life") in sections

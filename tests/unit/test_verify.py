@@ -12,7 +12,11 @@ def finding(kb: KnowledgeBase, passage_id: str, quote: str) -> Finding:
     passage = kb.passage(passage_id)
     assert passage is not None
     return Finding(
-        claim="c", quote=quote, source=passage.source(), facet_ids=("f0",), values=("v",)
+        claim="c",
+        quote=quote,
+        source=passage.source(),
+        facet_ids=("f0",),
+        values=("v",),
     )
 
 
