@@ -27,7 +27,7 @@ demo: kb
 	$(BIN)/delegator research "$(QUESTION)" --lead-model extractive \
 		--subagent-model extractive --out out/report.md --json out/result.json
 
-test: install
+test: lint
 	$(BIN)/pytest
 
 lint: install
