@@ -12,6 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, cast
 
+import openai
 from rich.console import Console
 
 from cli.progress import RunProgress
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_research(args, err)
     except USER_ERRORS as error:
         err.print(f"[red]error:[/] {error}")
+        return 2
+    except openai.APIError as error:
+        err.print(f"[red]error:[/] the model endpoint failed: {error}")
         return 2
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
 
+from cli.main import main
 from graphs.research import graph
 from nodes.dispatch import MAX_QUESTION_CHARS, QuestionError
 from runtime.context import Context
@@ -158,3 +160,50 @@ def test_invented_quotes_are_dropped_and_counted(
     assert state["findings"] == []
     assert state["dropped"] == 1  # three tasks, one span after dedupe
     assert state["report"].summary.findings_dropped == 1
+
+
+@pytest.fixture
+def dead_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the OpenAI-compatible client at a loopback port nobody listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    monkeypatch.setenv("DELEGATOR_REQUESTS_PER_SECOND", "50")
+
+
+def test_dead_lead_endpoint_is_a_clear_cli_error(
+    dead_endpoint: None, freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "research",
+            "floods",
+            "--kb",
+            freshwiki_kb,
+            "--quiet",
+            "--lead-model",
+            "openai:dead-lead",
+            "--subagent-model",
+            "extractive",
+        ]
+    )
+    assert code == 2
+    assert "model endpoint failed" in capsys.readouterr().err
+
+
+def test_dead_subagent_endpoint_fails_tasks_not_the_run(
+    dead_endpoint: None, freshwiki_kb: str
+) -> None:
+    context = Context(
+        lead_model="extractive",
+        subagent_model="openai:dead-sub",
+        kb_path=freshwiki_kb,
+        max_rounds=0,
+    )
+    state = research("Which natural disasters struck in 2022 and 2023?", context)
+    results = list(state["results"].values())
+    assert results and all(r.status == "failed" for r in results)
+    assert all("Connection" in r.errors[0] for r in results)
+    assert set(state["report"].unresolved_gaps) >= set(state["plan"].values[:5])
