@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections import Counter, defaultdict
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from runtime.context import Context
+from runtime.models import load_chat_model
 from state.findings import Finding
 from state.graph import ResearchState
 from state.plan import CoveragePlan
 from state.report import Citation, CoverageRow, Report, RunSummary
 from state.tasks import TaskResult
+
+_CITATION = re.compile(r"\[(\d+)\]")
+SYNTHESIS_PROMPT = """You write the opening of a research report from numbered
+evidence only. In at most four short paragraphs, answer the question. Cite every
+statement with the numbers of the evidence it rests on, like [2] or [1][4]; use
+no knowledge beyond the evidence. If values listed as not covered matter to the
+question, say plainly that the evidence does not cover them. Answer with the
+Markdown text only, no heading."""
 
 
 def summarize(state: ResearchState) -> RunSummary:
@@ -65,36 +79,107 @@ def why_uncovered(value: str, results: list[TaskResult]) -> str:
     return f"no verified finding after {len(tried)} task(s){detail}"
 
 
-def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
-    """Render the report: facet sections with numbered citations, then coverage."""
-    plan, findings = state["plan"], state.get("findings", [])
-    table = coverage_table(plan, findings, runtime.context.min_findings_per_value)
-    summary = summarize(state)
+def number_citations(
+    plan: CoveragePlan, findings: list[Finding]
+) -> dict[str, Citation]:
+    """One citation number per cited passage, in the order the report cites them."""
     citations: dict[str, Citation] = {}
-
-    def cite(finding: Finding) -> int:
+    for finding in sorted(findings, key=lambda f: facet_order(plan, f)):
         key = finding.source.passage_id
         if key not in citations:
             citations[key] = Citation(number=len(citations) + 1, source=finding.source)
-        return citations[key].number
+    return citations
 
-    lines = [f"# {plan.question}", ""]
-    covered = sum(r.status == "covered" for r in table)
-    lines += [
+
+def facet_order(plan: CoveragePlan, finding: Finding) -> int:
+    """Where the finding's first facet stands in the plan."""
+    ids = [f.id for f in plan.facets]
+    return ids.index(finding.facet_ids[0]) if finding.facet_ids[0] in ids else len(ids)
+
+
+def keep_valid_citations(text: str, valid: set[int]) -> tuple[str, int]:
+    """Remove citation markers that point at no source; count them."""
+    dropped = 0
+
+    def check(marker: re.Match[str]) -> str:
+        nonlocal dropped
+        if int(marker.group(1)) in valid:
+            return marker.group(0)
+        dropped += 1
+        return ""
+
+    return _CITATION.sub(check, text), dropped
+
+
+async def synthesize(
+    model: BaseChatModel,
+    question: str,
+    findings: list[Finding],
+    citations: dict[str, Citation],
+    gaps: list[str],
+) -> tuple[str, int]:
+    """The lead's cited synthesis of the verified findings, and markers dropped."""
+    evidence = "\n".join(
+        f'[{citations[f.source.passage_id].number}] {f.claim} (quote: "{f.quote}")'
+        for f in findings
+    )
+    missing = ", ".join(gaps) or "none"
+    answer = await model.ainvoke(
+        [
+            SystemMessage(SYNTHESIS_PROMPT),
+            HumanMessage(
+                f"Question: {question}\n\nEvidence:\n{evidence}\n\n"
+                f"Not covered: {missing}"
+            ),
+        ]
+    )
+    valid = {c.number for c in citations.values()}
+    return keep_valid_citations(str(answer.content).strip(), valid)
+
+
+async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
+    """Render the report with numbered citations and its coverage.
+
+    In LLM mode the lead opens it with a cited synthesis; facet sections,
+    the coverage table, what stayed uncovered and the sources follow.
+    """
+    ctx = runtime.context
+    plan, findings = state["plan"], state.get("findings", [])
+    table = coverage_table(plan, findings, ctx.min_findings_per_value)
+    gaps = [r.value for r in table if r.status != "covered"]
+    citations = number_citations(plan, findings)
+    summary = summarize(state)
+    covered = len(table) - len(gaps)
+    lines = [
+        f"# {plan.question}",
+        "",
         f"Coverage: {covered} of {len(table)} values ({summary.coverage:.0%}) after "
         f"{summary.rounds} round(s); {summary.tasks} task(s), {summary.findings} "
         f"verified finding(s), {summary.findings_dropped} dropped in verification.",
         "",
     ]
+    model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
+    if model is not None and findings:
+        try:
+            text, dropped = await synthesize(
+                model, plan.question, findings, citations, gaps
+            )
+        except GraphBubbleUp:
+            raise
+        except Exception as err:  # noqa: BLE001 - the cited findings still stand
+            text, dropped = f"_No synthesis: the lead model failed ({err})._", 0
+        summary = summary.model_copy(update={"citations_dropped": dropped})
+        lines += ["## Summary", "", text, ""]
     sections = []
     for facet in plan.facets:
         own = [f for f in findings if f.facet_ids[0] == facet.id]
-        if not own:
-            continue
-        sections.append(facet.title)
-        lines += [f"## {facet.title}", ""]
-        lines += [f"- {f.claim} [{cite(f)}]" for f in own]
-        lines.append("")
+        if own:
+            sections.append(facet.title)
+            lines += [f"## {facet.title}", ""]
+            lines += [
+                f"- {f.claim} [{citations[f.source.passage_id].number}]" for f in own
+            ]
+            lines.append("")
     lines += [
         "## Coverage",
         "",
@@ -106,7 +191,6 @@ def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
         for r in table
     ]
     lines.append("")
-    gaps = [r.value for r in table if r.status != "covered"]
     if gaps:
         results = list(state.get("results", {}).values())
         lines += ["## Not covered", ""]

@@ -40,6 +40,9 @@ class RunSummary(BaseModel):
     coverage: float = 0.0
     findings: int = 0
     findings_dropped: int = Field(default=0, description="Failed verification.")
+    citations_dropped: int = Field(
+        default=0, description="Synthesis citation markers that named no source."
+    )
     tokens: int = 0
     subagent_seconds: float = Field(default=0.0, description="Sum over all tasks.")
     critical_path_seconds: float = Field(

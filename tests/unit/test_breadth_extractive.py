@@ -7,19 +7,13 @@ import asyncio
 import pytest
 
 from evals.breadth import BreadthCase, CaseResult, load_cases, run_case
-from runtime.context import Context
+from tests.support import extractive
 
 CASES = {case.id: case for case in load_cases()}
 
 
 def run(case: BreadthCase, kb: str, max_rounds: int) -> CaseResult:
-    context = Context(
-        lead_model="extractive",
-        subagent_model="extractive",
-        kb_path=kb,
-        max_rounds=max_rounds,
-    )
-    return asyncio.run(run_case(case, context))
+    return asyncio.run(run_case(case, extractive(kb, max_rounds=max_rounds)))
 
 
 def test_disasters_every_group_cited_with_redelegation(freshwiki_kb: str) -> None:

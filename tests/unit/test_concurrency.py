@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 
 from langchain_core.language_models import BaseChatModel
 
-from graphs.research import graph
 from runtime.context import Context
 from state.tasks import TaskResult
+from tests.support import extractive, research
 from tests.unit.fakes import FakeResearcher, scripted
 from tests.unit.test_creative_trap import NARROW_PLAN, QUESTION
 
@@ -22,14 +21,8 @@ def overlap(results: list[TaskResult]) -> bool:
 
 
 def test_extractive_subagents_of_a_round_overlap(freshwiki_kb: str) -> None:
-    context = Context(
-        lead_model="extractive",
-        subagent_model="extractive",
-        kb_path=freshwiki_kb,
-        max_rounds=0,
-    )
     question = "Which natural disasters struck in 2022 and 2023?"
-    state = asyncio.run(graph.ainvoke({"question": question}, context=context))
+    state = research(question, extractive(freshwiki_kb, max_rounds=0))
     first_round = [r for r in state["results"].values() if r.round == 0]
     assert len(first_round) == 5
     assert overlap(first_round)
@@ -38,12 +31,12 @@ def test_extractive_subagents_of_a_round_overlap(freshwiki_kb: str) -> None:
 def test_llm_subagents_of_a_round_overlap(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, "Summary [1]."))
     slow = fake_models(FakeResearcher(delay=0.2))
     context = Context(
         lead_model=lead, subagent_model=slow, kb_path=creative_kb, max_rounds=0
     )
-    state = asyncio.run(graph.ainvoke({"question": QUESTION}, context=context))
+    state = research(QUESTION, context)
     results = list(state["results"].values())
     assert len(results) == 3
     assert overlap(results)

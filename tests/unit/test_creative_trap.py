@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -11,8 +10,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from graphs.research import graph
 from runtime.context import Context
+from tests.support import research
 from tests.unit.fakes import FakeResearcher, scripted
 
 QUESTION = "What is the impact of AI on creative industries?"
@@ -33,6 +32,7 @@ NARROW_PLAN: dict[str, Any] = {
 }
 ENUMERATION = {"dimensions": [{"medium": MISSED}]}
 NOTHING_MORE: dict[str, Any] = {"dimensions": []}
+SYNTHESIS = "AI now touches every medium [1][2], music included [4]; see also [99]."
 
 
 def walk(value: Any) -> list[Any]:
@@ -53,10 +53,10 @@ def walk(value: Any) -> list[Any]:
 def run(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> dict[str, Any]:
-    lead = fake_models(scripted(NARROW_PLAN, ENUMERATION, NOTHING_MORE))
+    lead = fake_models(scripted(NARROW_PLAN, ENUMERATION, NOTHING_MORE, SYNTHESIS))
     researcher = fake_models(FakeResearcher())
     context = Context(lead_model=lead, subagent_model=researcher, kb_path=creative_kb)
-    return asyncio.run(graph.ainvoke({"question": QUESTION}, context=context))
+    return research(QUESTION, context)
 
 
 def test_enumerator_names_what_the_plan_missed(run: dict[str, Any]) -> None:
@@ -88,3 +88,12 @@ def test_no_subagent_message_reaches_the_coordinator(run: dict[str, Any]) -> Non
     assert "messages" not in run
     assert not [v for v in walk(run) if isinstance(v, BaseMessage)]
     assert all(r.steps >= 3 for r in run["results"].values())  # they did use tools
+
+
+def test_lead_synthesis_keeps_only_citations_that_exist(run: dict[str, Any]) -> None:
+    report = run["report"]
+    assert "## Summary" in report.markdown
+    assert "every medium [1][2], music included [4]; see also ." in report.markdown
+    assert "[99]" not in report.markdown
+    assert report.summary.citations_dropped == 1
+    assert len(report.citations) == 6

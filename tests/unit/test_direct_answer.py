@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from graphs.research import graph
-from runtime.context import Context
+from tests.support import extractive, research
 
 
 def test_single_fact_question_is_answered_directly(freshwiki_kb: str) -> None:
-    context = Context(
-        lead_model="extractive", subagent_model="extractive", kb_path=freshwiki_kb
-    )
-    state = asyncio.run(
-        graph.ainvoke({"question": "When did Christian Atsu die?"}, context=context)
-    )
+    state = research("When did Christian Atsu die?", extractive(freshwiki_kb))
     assert state["plan"].direct_answer
     assert [r.agent_id for r in state["results"].values()] == ["lead"]
     assert not [e for e in state["events"] if e.kind == "DELEGATE"]
@@ -24,15 +16,8 @@ def test_single_fact_question_is_answered_directly(freshwiki_kb: str) -> None:
 
 
 def test_broad_question_on_one_subject_is_split_by_section(freshwiki_kb: str) -> None:
-    context = Context(
-        lead_model="extractive",
-        subagent_model="extractive",
-        kb_path=freshwiki_kb,
-        max_rounds=0,
-    )
     question = "Write a complete briefing on OceanGate and its submersibles."
-    state = asyncio.run(graph.ainvoke({"question": question}, context=context))
-    plan = state["plan"]
+    plan = research(question, extractive(freshwiki_kb, max_rounds=0))["plan"]
     assert not plan.direct_answer
     assert len(plan.facets) > 1
     assert all(v.startswith("OceanGate: ") for v in plan.dimensions[0].values)

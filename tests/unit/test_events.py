@@ -10,8 +10,8 @@ from typing import Any, cast
 import pytest
 
 from graphs.research import graph
-from runtime.context import Context
 from state.events import Event
+from tests.support import extractive, research
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 QUESTION = "Which natural disasters struck in 2022 and 2023?"
@@ -36,12 +36,7 @@ def test_log_line_format() -> None:
 
 @pytest.fixture
 def streamed(freshwiki_kb: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    context = Context(
-        lead_model="extractive",
-        subagent_model="extractive",
-        kb_path=freshwiki_kb,
-        max_rounds=1,
-    )
+    context = extractive(freshwiki_kb, max_rounds=1)
 
     async def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         custom: list[dict[str, Any]] = []
@@ -78,14 +73,8 @@ def test_every_delegation_has_a_result_on_the_stream(
 def test_events_are_logged_in_protocol_form(
     freshwiki_kb: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    context = Context(
-        lead_model="extractive",
-        subagent_model="extractive",
-        kb_path=freshwiki_kb,
-        max_rounds=0,
-    )
     with caplog.at_level(logging.INFO, logger="delegator.events"):
-        asyncio.run(graph.ainvoke({"question": QUESTION}, context=context))
+        research(QUESTION, extractive(freshwiki_kb, max_rounds=0))
     lines = [r.getMessage() for r in caplog.records if r.name == "delegator.events"]
     delegate = re.compile(
         rf'^\[DELEGATE\] task_id={UUID} agent=researcher objective="[^"]+" timeout=\d'

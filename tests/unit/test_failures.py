@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -11,24 +10,14 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from cli.main import main
-from graphs.research import graph
 from nodes.dispatch import MAX_QUESTION_CHARS, QuestionError
 from runtime.context import Context
 from runtime.kb import KnowledgeBaseError
 from runtime.models import ModelSpecError
 from runtime.structured import ModelOutputError
+from tests.support import extractive, research
 from tests.unit.fakes import FakeResearcher, scripted
 from tests.unit.test_creative_trap import FIRST, NARROW_PLAN, QUESTION
-
-
-def research(question: str, context: Context) -> dict[str, Any]:
-    return asyncio.run(graph.ainvoke({"question": question}, context=context))
-
-
-def extractive(kb: str, **kw: Any) -> Context:
-    return Context(
-        lead_model="extractive", subagent_model="extractive", kb_path=kb, **kw
-    )
 
 
 @pytest.mark.parametrize(
@@ -207,3 +196,19 @@ def test_dead_subagent_endpoint_fails_tasks_not_the_run(
     assert results and all(r.status == "failed" for r in results)
     assert all("Connection" in r.errors[0] for r in results)
     assert set(state["report"].unresolved_gaps) >= set(state["plan"].values[:5])
+
+
+def test_failed_synthesis_keeps_the_cited_findings(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))  # none left to write
+    context = Context(
+        lead_model=lead,
+        subagent_model=fake_models(FakeResearcher()),
+        kb_path=creative_kb,
+        max_rounds=0,
+    )
+    report = research(QUESTION, context)["report"]
+    assert "_No synthesis: the lead model failed" in report.markdown
+    assert len(report.citations) == 3
+    assert all(f"[{n}]" in report.markdown for n in (1, 2, 3))
