@@ -20,6 +20,24 @@ from tests.unit.fakes import FakeResearcher, scripted
 from tests.unit.test_creative_trap import FIRST, NARROW_PLAN, QUESTION
 
 
+def narrow_run(
+    fake_models: Callable[[BaseChatModel], str],
+    kb: str,
+    researcher: BaseChatModel,
+    **settings: Any,
+) -> dict[str, Any]:
+    """The narrow creative plan, once, with this subagent model and no re-delegation."""
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
+    context = Context(
+        lead_model=lead,
+        subagent_model=fake_models(researcher),
+        kb_path=kb,
+        max_rounds=0,
+        **settings,
+    )
+    return research(QUESTION, context)
+
+
 @pytest.mark.parametrize(
     "question", ["", "   \n ", "? ! ...", "x " * MAX_QUESTION_CHARS]
 )
@@ -86,12 +104,8 @@ def test_plan_with_unowned_value_is_sent_back_then_repaired(
 def test_crashing_subagent_fails_its_task_and_the_run_goes_on(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
-    broken = fake_models(FakeResearcher(fail="endpoint refused the connection"))
-    context = Context(
-        lead_model=lead, subagent_model=broken, kb_path=creative_kb, max_rounds=0
-    )
-    state = research(QUESTION, context)
+    broken = FakeResearcher(fail="endpoint refused the connection")
+    state = narrow_run(fake_models, creative_kb, broken)
     results = list(state["results"].values())
     assert {r.status for r in results} == {"failed"}
     assert all("endpoint refused" in r.errors[0] for r in results)
@@ -104,16 +118,8 @@ def test_crashing_subagent_fails_its_task_and_the_run_goes_on(
 def test_hanging_subagent_times_out_as_a_failed_task(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
-    hanging = fake_models(FakeResearcher(delay=30))
-    context = Context(
-        lead_model=lead,
-        subagent_model=hanging,
-        kb_path=creative_kb,
-        task_timeout_s=0.2,
-        max_rounds=0,
-    )
-    state = research(QUESTION, context)
+    hanging = FakeResearcher(delay=30)
+    state = narrow_run(fake_models, creative_kb, hanging, task_timeout_s=0.2)
     results = list(state["results"].values())
     assert len(results) == 3
     assert all(r.status == "failed" and "timed out" in r.errors[0] for r in results)
@@ -122,12 +128,8 @@ def test_hanging_subagent_times_out_as_a_failed_task(
 def test_malformed_subagent_report_is_a_partial_result(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
-    garbled = fake_models(FakeResearcher(report="I found lots of things!"))
-    context = Context(
-        lead_model=lead, subagent_model=garbled, kb_path=creative_kb, max_rounds=0
-    )
-    state = research(QUESTION, context)
+    garbled = FakeResearcher(report="I found lots of things!")
+    state = narrow_run(fake_models, creative_kb, garbled)
     results = list(state["results"].values())
     assert {r.status for r in results} == {"partial"}
     assert all("SubagentReport" in r.errors[0] for r in results)
@@ -140,12 +142,7 @@ def test_invented_quotes_are_dropped_and_counted(
         '{"findings": [{"claim": "c", "quote": "AI replaced every artist in 2021.",'
         ' "passage_id": "AI_in_visual_art#0", "values": []}]}'
     )
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))
-    liar = fake_models(FakeResearcher(report=invented))
-    context = Context(
-        lead_model=lead, subagent_model=liar, kb_path=creative_kb, max_rounds=0
-    )
-    state = research(QUESTION, context)
+    state = narrow_run(fake_models, creative_kb, FakeResearcher(report=invented))
     assert state["findings"] == []
     assert state["dropped"] == 1  # three tasks, one span after dedupe
     assert state["report"].summary.findings_dropped == 1
@@ -201,14 +198,8 @@ def test_dead_subagent_endpoint_fails_tasks_not_the_run(
 def test_failed_synthesis_keeps_the_cited_findings(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}))  # none left to write
-    context = Context(
-        lead_model=lead,
-        subagent_model=fake_models(FakeResearcher()),
-        kb_path=creative_kb,
-        max_rounds=0,
-    )
-    report = research(QUESTION, context)["report"]
+    # the scripted lead has no answer left when write asks for a synthesis
+    report = narrow_run(fake_models, creative_kb, FakeResearcher())["report"]
     assert "_No synthesis: the lead model failed" in report.markdown
     assert len(report.citations) == 3
     assert all(f"[{n}]" in report.markdown for n in (1, 2, 3))
