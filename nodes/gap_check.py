@@ -86,6 +86,51 @@ def probe_missing(
     return [p.title for p in found.documents][:limit]
 
 
+async def find_new_values(
+    plan: CoveragePlan, findings: list[Finding], ctx: Context
+) -> tuple[CoveragePlan, list[str]]:
+    """The plan extended by the independent enumeration, and the values it added.
+
+    The lead enumerates in LLM mode; the corpus probe runs in every mode.
+    """
+    taken = {f.id for f in plan.facets}
+    added: list[str] = []
+    model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
+    if model is not None:
+        for dimension, values in (await enumerate_missing(model, plan)).items():
+            plan = plan.extended(dimension, values, taken)
+            added += values
+    kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
+    found = await asyncio.to_thread(
+        probe_missing, kb, plan, findings, ctx.max_subagents
+    )
+    return plan.extended(PROBE_DIMENSION, found, taken), added + found
+
+
+def measure(
+    plan: CoveragePlan,
+    findings: list[Finding],
+    need: int,
+    round_no: int,
+    new_values: list[str],
+    previous: GapReport | None,
+) -> GapReport:
+    """Coverage of every plan value, by count of verified findings."""
+    counts = value_counts(findings)
+    covered = [v for v in plan.values if counts[v] >= need]
+    uncovered = [v for v in plan.values if counts[v] < need]
+    gained = previous is None or len(covered) > len(previous.covered)
+    return GapReport(
+        round=round_no,
+        covered=tuple(covered),
+        uncovered=tuple(uncovered),
+        weak=tuple(v for v in uncovered if counts[v]),
+        new_values=tuple(new_values),
+        coverage=len(covered) / len(plan.values) if plan.values else 1.0,
+        improved=gained or bool(new_values),
+    )
+
+
 async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     """Compute coverage, enumerate what the plan missed, queue the gaps.
 
@@ -97,46 +142,27 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     findings = state.get("findings", [])
     new_values: list[str] = []
     if not plan.direct_answer:
-        taken = {f.id for f in plan.facets}
-        model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
-        if model is not None:
-            for dimension, values in (await enumerate_missing(model, plan)).items():
-                plan = plan.extended(dimension, values, taken)
-                new_values += values
-        kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-        found = await asyncio.to_thread(
-            probe_missing, kb, plan, findings, ctx.max_subagents
-        )
-        plan = plan.extended(PROBE_DIMENSION, found, taken)
-        new_values += found
-
-    counts = value_counts(findings)
-    need = ctx.min_findings_per_value
-    covered = [v for v in plan.values if counts[v] >= need]
-    uncovered = [v for v in plan.values if counts[v] < need]
-    previous = state.get("gaps", [])
-    improved = (
-        not previous or bool(new_values) or len(covered) > len(previous[-1].covered)
+        plan, new_values = await find_new_values(plan, findings, ctx)
+    gaps = state.get("gaps", [])
+    report = measure(
+        plan,
+        findings,
+        ctx.min_findings_per_value,
+        round_no,
+        new_values,
+        gaps[-1] if gaps else None,
     )
-    report = GapReport(
-        round=round_no,
-        covered=tuple(covered),
-        uncovered=tuple(uncovered),
-        weak=tuple(v for v in uncovered if counts[v]),
-        new_values=tuple(new_values),
-        coverage=len(covered) / len(plan.values) if plan.values else 1.0,
-        improved=improved,
-    )
+    may_redelegate = not plan.direct_answer and round_no < ctx.max_rounds
     tasks: list[TaskDefinition] = []
-    if uncovered and improved and round_no < ctx.max_rounds and not plan.direct_answer:
-        tasks = next_tasks(state, plan, uncovered, round_no + 1, ctx)
+    if may_redelegate and report.uncovered and report.improved:
+        tasks = next_tasks(state, plan, list(report.uncovered), round_no + 1, ctx)
     event = emit(
         "COVERAGE",
         stage="gap_check",
         round=round_no,
         coverage=report.coverage,
-        covered=len(covered),
-        uncovered=len(uncovered),
+        covered=len(report.covered),
+        uncovered=len(report.uncovered),
         new_values=len(new_values),
         redelegate=len(tasks),
     )

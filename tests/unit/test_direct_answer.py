@@ -21,3 +21,15 @@ def test_broad_question_on_one_subject_is_split_by_section(freshwiki_kb: str) ->
     assert not plan.direct_answer
     assert len(plan.facets) > 1
     assert all(v.startswith("OceanGate: ") for v in plan.dimensions[0].values)
+
+
+def test_question_the_corpus_cannot_answer_is_reported_uncovered(
+    freshwiki_kb: str,
+) -> None:
+    question = "Quetzalcoatlus wingspan?"
+    state = research(question, extractive(freshwiki_kb))
+    assert state["plan"].direct_answer
+    assert len(state["results"]) == 1
+    assert state["findings"] == []
+    assert state["report"].unresolved_gaps == (question,)
+    assert "## Not covered" in state["report"].markdown
