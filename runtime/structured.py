@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import TypeVar
 
 from langchain_core.exceptions import OutputParserException
@@ -47,7 +48,7 @@ def parse(schema: type[T], message: BaseMessage) -> T:
 
 
 async def ainvoke_structured(
-    model: BaseChatModel, messages: list[BaseMessage], schema: type[T]
+    model: BaseChatModel, messages: Sequence[BaseMessage], schema: type[T]
 ) -> tuple[T, int]:
     """Invoke `model` and parse its answer; on bad output ask once to repair it.
 

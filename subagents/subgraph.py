@@ -7,10 +7,12 @@ leaves it is a list of typed findings. In LLM mode it is a tool loop capped at
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 from typing import Annotated, Literal
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -42,6 +44,8 @@ from state.tasks import TaskDefinition
 from subagents.tools import make_tools
 
 PASSAGES_READ_PER_VALUE = 3
+Hit = dict[str, str]
+"""A search hit as the `search` tool returns it: passage_id, title, section, text."""
 REPORT_PROMPT = (
     "Stop searching now. Report what you found as one JSON object, with quotes "
     "copied verbatim from the passages you read."
@@ -119,6 +123,16 @@ def to_finding(
     )
 
 
+def final_report(message: BaseMessage) -> SubagentReport | None:
+    """The report a last model answer holds, or None if it holds no valid one."""
+    if not isinstance(message, AIMessage) or message.tool_calls:
+        return None
+    try:
+        return parse(SubagentReport, message)
+    except OutputParserException:
+        return None
+
+
 def build_llm_subgraph(
     manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase
 ) -> CompiledStateGraph[SubagentState, None, SubagentState, SubagentState]:
@@ -145,15 +159,10 @@ def build_llm_subgraph(
         return "report" if state.get("turns", 0) >= manifest.max_turns else "agent"
 
     async def report(state: SubagentState) -> dict[str, object]:
-        task, last = state["task"], state["messages"][-1]
-        tokens = state.get("tokens", 0)
-        try:
-            if isinstance(last, AIMessage) and not last.tool_calls:
-                reported = parse(SubagentReport, last)
-            else:
-                raise ValueError("turn cap reached while calling tools")
-        except Exception:  # noqa: BLE001 - any unparsable end asks once more
-            ask: list[BaseMessage] = [*state["messages"], HumanMessage(REPORT_PROMPT)]
+        task, tokens = state["task"], state.get("tokens", 0)
+        reported = final_report(state["messages"][-1])
+        if reported is None:
+            ask = [*state["messages"], HumanMessage(REPORT_PROMPT)]
             try:
                 reported, used = await ainvoke_structured(model, ask, SubagentReport)
             except ModelOutputError as err:
@@ -191,11 +200,11 @@ def build_extractive_subgraph(
             f"extractive mode needs tools {sorted(missing)}, which "
             f"{manifest.agent_id!r} may not use"
         )
-    counter = iter(range(1_000_000))
+    call_ids = itertools.count()
 
     def call(name: str, args: dict[str, object], log: list[AnyMessage]) -> str:
         """Call a tool as a model would, logging the request and the answer."""
-        call_id = f"call_{next(counter)}"
+        call_id = f"call_{next(call_ids)}"
         output = str(tools[name].invoke(args))
         log.append(
             AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
@@ -203,26 +212,26 @@ def build_extractive_subgraph(
         log.append(ToolMessage(output, tool_call_id=call_id, name=name))
         return output
 
+    def search(value: str, question: str, log: list[AnyMessage]) -> list[Hit]:
+        """Hits on `value`'s own pages for the question, else on its words alone."""
+        query = {"query": f"{value} {question}", "k": 10}
+        hits = _about(value, json.loads(call("search", query, log)))
+        if hits:
+            return hits
+        exact = {"query": value, "k": 10, "match_all": True}
+        return list(json.loads(call("search", exact, log)))
+
     def research(state: SubagentState) -> dict[str, object]:
         task = state["task"]
-        messages: list[AnyMessage] = []
+        log: list[AnyMessage] = []
         findings: list[Finding] = []
         for value in task.values:
-            hits = _about(
-                value,
-                call("search", {"query": f"{value} {task.context}", "k": 10}, messages),
-            )
-            if not hits:
-                hits = json.loads(
-                    call(
-                        "search", {"query": value, "k": 10, "match_all": True}, messages
-                    )
-                )
             weights = idf_weights(kb, [*terms(task.context), *terms(value)])
+            hits = search(value, task.context, log)
             read = []
             for hit in _best_hits(hits, weights, PASSAGES_READ_PER_VALUE):
                 passage = json.loads(
-                    call("read", {"passage_id": hit["passage_id"]}, messages)
+                    call("read", {"passage_id": hit["passage_id"]}, log)
                 )
                 if "text" in passage:
                     read.append((passage["passage_id"], passage["text"]))
@@ -237,7 +246,7 @@ def build_extractive_subgraph(
                 finding = to_finding(raw, task, kb)
                 if isinstance(finding, Finding):
                     findings.append(finding)
-        return {"messages": messages, "findings": findings, "turns": 1}
+        return {"messages": log, "findings": findings, "turns": 1}
 
     builder = StateGraph(SubagentState)
     builder.add_node("research", research)
@@ -246,22 +255,16 @@ def build_extractive_subgraph(
     return builder.compile(name=manifest.agent_id, checkpointer=False)
 
 
-def _about(value: str, output: str) -> list[dict[str, str]]:
-    """The search hits whose title and section hold every word of `value`."""
+def _about(value: str, hits: list[Hit]) -> list[Hit]:
+    """The hits whose title and section hold every word of `value`."""
     wanted = set(terms(value))
-    return [
-        hit
-        for hit in json.loads(output)
-        if wanted <= set(terms(f"{hit['title']} {hit['section']}"))
-    ]
+    return [h for h in hits if wanted <= set(terms(f"{h['title']} {h['section']}"))]
 
 
-def _best_hits(
-    hits: list[dict[str, str]], weights: dict[str, float], n: int
-) -> list[dict[str, str]]:
+def _best_hits(hits: list[Hit], weights: dict[str, float], n: int) -> list[Hit]:
     """The `n` search hits whose snippets carry most query weight."""
 
-    def weight(hit: dict[str, str]) -> float:
+    def weight(hit: Hit) -> float:
         words = set(terms(hit["text"]))
         return sum(w for t, w in weights.items() if t in words)
 
