@@ -68,6 +68,8 @@ class RunProgress:
                 f"{event.get('new_values')} new value(s), "
                 f"re-delegating {event.get('redelegate')}"
             )
+            if event.get("added"):
+                self.console.log(f"  [magenta]the plan missed:[/] {event['added']}")
 
     def _round(self, round_no: int) -> TaskID:
         if round_no not in self.rounds:

@@ -165,6 +165,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         uncovered=len(report.uncovered),
         new_values=len(new_values),
         redelegate=len(tasks),
+        added=", ".join(new_values) or None,
     )
     update: ResearchState = {
         "plan": plan,

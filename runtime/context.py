@@ -17,7 +17,7 @@ class Context:
     lead_model: str = field(
         default="auto",
         metadata={
-            "description": "Model of the lead (plan, enumerate): 'openai:<model>', "
+            "description": "Model of the lead (plan, enumerate, write): 'openai:<model>', "
             "'extractive' (no LLM) or 'auto' (openai when OPENAI_API_KEY or "
             "OPENAI_BASE_URL is set, else extractive)."
         },
