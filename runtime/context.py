@@ -17,9 +17,9 @@ class Context:
     lead_model: str = field(
         default="auto",
         metadata={
-            "description": "Model of the lead (plan, enumerate, write): 'openai:<model>', "
-            "'extractive' (no LLM) or 'auto' (openai when OPENAI_API_KEY or "
-            "OPENAI_BASE_URL is set, else extractive)."
+            "description": "Model of the lead (plan, enumerate, write): "
+            "'openai:<model>', 'extractive' (no LLM) or 'auto' (openai when "
+            "OPENAI_API_KEY or OPENAI_BASE_URL is set, else extractive)."
         },
     )
     subagent_model: str = field(
