@@ -6,11 +6,13 @@ import asyncio
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 from pydantic import BaseModel, Field, model_validator
 
 from nodes.resources import agents, knowledge_base
@@ -108,14 +110,27 @@ def check_question(question: object) -> str:
     return question
 
 
-async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
-    """Plan the coverage, lint it, and queue one task per facet."""
+def run_trace_id() -> str:
+    """The id of this run: the server's run id, else a fresh one.
+
+    Task ids derive from it, so a replayed run keeps its ids (dispatch's output
+    is checkpointed) while two questions asked on one thread never share any.
+    """
+    config = get_config()
+    run_id = config.get("run_id") or config.get("configurable", {}).get("run_id")
+    return str(run_id or uuid.uuid4())
+
+
+async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Plan the coverage, lint it, and queue one task per facet.
+
+    A new question on a thread starts afresh: results, coverage history and
+    events of an earlier run are overwritten, not added to.
+    """
     ctx = runtime.context
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    trace_id = str(
-        get_config().get("configurable", {}).get("thread_id") or uuid.uuid4()
-    )
+    trace_id = run_trace_id()
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     if model is None:
         plan = await asyncio.to_thread(
@@ -132,16 +147,21 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
         facets=len(plan.facets),
         direct=plan.direct_answer,
     )
+    fresh_run = {
+        "question": question,
+        "plan": plan,
+        "trace_id": trace_id,
+        "round": 0,
+        "results": Overwrite({}),
+        "gaps": Overwrite([]),
+        "events": Overwrite([event]),
+    }
     if plan.direct_answer:
         result = await asyncio.to_thread(answer_directly, kb, question, plan, trace_id)
         return {
-            "question": question,
-            "plan": plan,
-            "trace_id": trace_id,
-            "round": 0,
+            **fresh_run,
             "pending": [],
-            "results": {result.task_id: result},
-            "events": [event],
+            "results": Overwrite({result.task_id: result}),
         }
     tasks = [
         TaskDefinition.for_facet(
@@ -153,14 +173,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> ResearchS
         )
         for facet in plan.facets[: ctx.max_subagents]
     ]
-    return {
-        "question": question,
-        "plan": plan,
-        "trace_id": trace_id,
-        "round": 0,
-        "pending": tasks,
-        "events": [event],
-    }
+    return {**fresh_run, "pending": tasks}
 
 
 async def plan_with_model(

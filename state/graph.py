@@ -33,7 +33,7 @@ class ResearchState(TypedDict, total=False):
 
     Attributes:
         question: The question to answer.
-        trace_id: Id of the run (its thread id when it has one).
+        trace_id: Id of the run; task ids derive from it.
         plan: The linted coverage plan; gap_check adds facets for new values.
         pending: Tasks to send in the coming fan-out.
         round: The current delegation round, 0 for the first fan-out.

@@ -14,9 +14,9 @@ from state.plan import Facet
 TASK_NAMESPACE = uuid.UUID("6f1d7a52-3c1e-4d0b-9a57-64a3f1f0c2de")
 
 
-def task_id_for(thread_id: str, round_no: int, facet_id: str) -> str:
-    """Deterministic task id: the same thread, round and facet give the same id."""
-    return str(uuid.uuid5(TASK_NAMESPACE, f"{thread_id}/{round_no}/{facet_id}"))
+def task_id_for(trace_id: str, round_no: int, facet_id: str) -> str:
+    """Deterministic task id: the same run, round and facet give the same id."""
+    return str(uuid.uuid5(TASK_NAMESPACE, f"{trace_id}/{round_no}/{facet_id}"))
 
 
 class TaskDefinition(BaseModel):
