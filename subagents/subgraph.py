@@ -39,7 +39,7 @@ from runtime.structured import (
     tokens_used,
 )
 from state.agents import AgentManifest
-from state.findings import Finding
+from state.findings import Finding, normalize_text
 from state.tasks import TaskDefinition
 from subagents.tools import make_tools
 
@@ -108,7 +108,9 @@ def to_finding(
     passage = kb.passage(raw.passage_id)
     if passage is None:
         return f"unknown passage {raw.passage_id!r}"
-    values = tuple(v for v in raw.values if v in task.values)
+    spelled = {normalize_text(v): v for v in task.values}
+    named = (spelled.get(normalize_text(v)) for v in raw.values)
+    values = tuple(dict.fromkeys(v for v in named if v is not None))
     if not values and len(task.values) == 1:
         values = task.values
     if not values:
