@@ -17,20 +17,25 @@ from rich.console import Console
 
 from cli.progress import RunProgress
 from graphs.research import graph
-from nodes.dispatch import QuestionError, check_question
-from runtime.context import Context
+from runtime.context import ConfigError, Context
 from runtime.corpus import CorpusError
 from runtime.kb import DEFAULT_KB_PATH, KnowledgeBaseError, build_default, ingest
-from runtime.models import ModelSpecError, resolve_spec
+from runtime.models import ModelSpecError, ModelTimeoutError
 from runtime.structured import ModelOutputError
 from state.graph import ResearchState
+from state.question import QuestionError, check_question
+from state.report import Report
+from subagents.registry import DefinitionError
 
 USER_ERRORS = (
     QuestionError,
+    ConfigError,
     KnowledgeBaseError,
     CorpusError,
+    DefinitionError,
     ModelSpecError,
     ModelOutputError,
+    ModelTimeoutError,
 )
 
 
@@ -41,9 +46,9 @@ def parser() -> argparse.ArgumentParser:
 
     research = sub.add_parser("research", help="answer a broad question")
     research.add_argument("question")
-    research.add_argument("--lead-model", default="auto", help="model spec of the lead")
+    research.add_argument("--lead-model", help="model spec of the lead (default auto)")
     research.add_argument(
-        "--subagent-model", default="auto", help="model spec of subagents"
+        "--subagent-model", help="model spec of subagents (default auto)"
     )
     research.add_argument(
         "--max-rounds", type=int, help="re-delegation rounds; 0 disables (default 3)"
@@ -103,18 +108,20 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     """Research one question and print the report."""
     question = check_question(args.question)
     if args.max_parallel < 1:
-        raise QuestionError("--max-parallel must be at least 1")
-    limits = {"max_rounds": args.max_rounds, "max_subagents": args.max_subagents}
+        raise ConfigError("--max-parallel must be at least 1")
+    given = {
+        "lead_model": args.lead_model,
+        "subagent_model": args.subagent_model,
+        "max_rounds": args.max_rounds,
+        "max_subagents": args.max_subagents,
+    }
     context = Context(
-        lead_model=resolve_spec(args.lead_model),
-        subagent_model=resolve_spec(args.subagent_model),
-        kb_path=args.kb,
-        **{name: value for name, value in limits.items() if value is not None},
+        kb_path=args.kb, **{k: v for k, v in given.items() if v is not None}
     )
     started = time.perf_counter()
     state = asyncio.run(research(question, context, args.max_parallel, args.quiet, err))
     seconds = time.perf_counter() - started
-    report = state["report"]
+    report = report_of(state)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(report.markdown, encoding="utf-8")
@@ -149,9 +156,17 @@ async def research(
     return final
 
 
+def report_of(state: ResearchState) -> Report:
+    """The report of a finished run."""
+    report = state.get("report")
+    if report is None:
+        raise RuntimeError("the run ended without a report")
+    return report
+
+
 def result_json(state: ResearchState, seconds: float) -> dict[str, Any]:
     """Everything a run produced, as JSON-ready data."""
-    report = state["report"]
+    report = report_of(state)
     return {
         "question": state["question"],
         "report": report.markdown,

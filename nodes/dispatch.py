@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -17,15 +15,16 @@ from pydantic import BaseModel, Field, model_validator
 
 from nodes.resources import agents, knowledge_base
 from runtime.context import Context
-from runtime.extractive import best_sentences, idf_weights
-from runtime.kb import KnowledgeBase, Passage, terms
-from runtime.models import load_chat_model
+from runtime.corpus_plan import plan_from_corpus
+from runtime.direct_answer import answer_directly
+from runtime.models import lead_deadline, load_chat_model
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.telemetry import emit
 from state.agents import AgentManifest
-from state.findings import Finding
 from state.graph import ResearchState
 from state.plan import (
+    DEFAULT_AGENT,
+    LEAD_AGENT,
     CoveragePlan,
     Dimension,
     Facet,
@@ -33,13 +32,9 @@ from state.plan import (
     facet_for_value,
     lint_plan,
 )
-from state.tasks import TaskDefinition, TaskResult, task_id_for
-
-MAX_QUESTION_CHARS = 4000
-RELEVANT_SHARE = 0.5
-"""A document (or section) is relevant when it scores this share of the best."""
-DIRECT_ANSWER_SENTENCES = 3
-LEAD_AGENT = "lead"
+from state.question import check_question
+from state.tasks import TaskDefinition
+from subagents.registry import DefinitionError
 
 PLAN_PROMPT = """You plan research that answers a broad question completely.
 
@@ -59,55 +54,18 @@ set direct_answer to true and leave dimensions and facets empty.
 {format}"""
 
 
-class DraftDimension(BaseModel):
-    """A dimension as the lead drafts it."""
-
-    name: str
-    values: list[str] = Field(min_length=1)
-
-
-class DraftFacet(BaseModel):
-    """A facet as the lead drafts it."""
-
-    id: str
-    title: str
-    brief: str
-    covers: list[str] = Field(min_length=1)
-    agent_id: str = "researcher"
-    acceptance: str = "At least one verified, quoted finding per covered value."
-
-
 class PlanDraft(BaseModel):
-    """The lead's plan, before the lint."""
+    """The lead's plan, before the lint: the contract's own dimensions and facets."""
 
     direct_answer: bool = False
-    dimensions: list[DraftDimension] = Field(default_factory=list)
-    facets: list[DraftFacet] = Field(default_factory=list)
+    dimensions: list[Dimension] = Field(default_factory=list)
+    facets: list[Facet] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _delegates_or_answers(self) -> PlanDraft:
         if not self.direct_answer and not (self.dimensions and self.facets):
             raise ValueError("a plan needs dimensions and facets unless direct_answer")
         return self
-
-
-class QuestionError(ValueError):
-    """A question that cannot be researched as given."""
-
-
-def check_question(question: object) -> str:
-    """The question, stripped; empty, non-text or oversized questions are refused."""
-    if not isinstance(question, str) or not question.strip():
-        raise QuestionError("the question is empty")
-    question = " ".join(question.split())
-    if len(question) > MAX_QUESTION_CHARS:
-        raise QuestionError(
-            f"the question has {len(question)} characters; the limit is "
-            f"{MAX_QUESTION_CHARS}. Ask something shorter, or split it."
-        )
-    if not terms(question):
-        raise QuestionError("the question has no searchable words")
-    return question
 
 
 def run_trace_id() -> str:
@@ -124,21 +82,26 @@ def run_trace_id() -> str:
 async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Plan the coverage, lint it, and queue one task per facet.
 
-    A new question on a thread starts afresh: results, coverage history and
-    events of an earlier run are overwritten, not added to.
+    A new question on a thread starts afresh: results, findings, coverage
+    history, events and report of an earlier run are overwritten.
     """
     ctx = runtime.context
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
+    registry = await asyncio.to_thread(agents)
     trace_id = run_trace_id()
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
+    tokens = 0
     if model is None:
         plan = await asyncio.to_thread(
             plan_from_corpus, kb, question, ctx.max_subagents
         )
     else:
-        registry = await asyncio.to_thread(agents)
-        plan = await plan_with_model(model, question, ctx.max_subagents, registry)
+        async with lead_deadline(ctx.lead_timeout_s, "planning"):
+            plan, tokens = await plan_with_model(
+                model, question, ctx.max_subagents, registry
+            )
+    check_agents(plan, registry)
     event = emit(
         "COVERAGE",
         stage="plan",
@@ -147,22 +110,23 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         facets=len(plan.facets),
         direct=plan.direct_answer,
     )
-    fresh_run = {
+    fresh_run: dict[str, Any] = {
         "question": question,
         "plan": plan,
         "trace_id": trace_id,
         "round": 0,
+        "pending": [],
         "results": Overwrite({}),
+        "findings": [],
+        "dropped": 0,
         "gaps": Overwrite([]),
         "events": Overwrite([event]),
+        "lead_tokens": Overwrite(tokens),
+        "report": None,
     }
     if plan.direct_answer:
-        result = await asyncio.to_thread(answer_directly, kb, question, plan, trace_id)
-        return {
-            **fresh_run,
-            "pending": [],
-            "results": Overwrite({result.task_id: result}),
-        }
+        result = await asyncio.to_thread(answer_directly, kb, question, trace_id)
+        return {**fresh_run, "results": Overwrite({result.task_id: result})}
     tasks = [
         TaskDefinition.for_facet(
             facet,
@@ -176,54 +140,71 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     return {**fresh_run, "pending": tasks}
 
 
+def check_agents(plan: CoveragePlan, registry: dict[str, AgentManifest]) -> None:
+    """Refuse a plan that names an agent no definition provides."""
+    missing = {f.agent_id for f in plan.facets} - set(registry) - {LEAD_AGENT}
+    if missing:
+        raise DefinitionError(
+            f"no subagent definition for {', '.join(sorted(missing))}; "
+            f"defined: {', '.join(sorted(registry))}"
+        )
+
+
 async def plan_with_model(
     model: BaseChatModel,
     question: str,
     max_facets: int,
     registry: dict[str, AgentManifest],
-) -> CoveragePlan:
-    """Ask the lead for a plan; on a lint error, ask once more, then repair by code."""
+) -> tuple[CoveragePlan, int]:
+    """Ask the lead for a plan; on a lint error, ask once more, then repair by code.
+
+    Returns the plan and the tokens the lead used.
+    """
     prompt = PLAN_PROMPT.format(
         max_facets=max_facets,
         agents="; ".join(f"{a.agent_id} ({a.description})" for a in registry.values()),
         format=schema_instructions(PlanDraft),
     )
     messages = [SystemMessage(prompt), HumanMessage(question)]
-    draft, _ = await ainvoke_structured(model, messages, PlanDraft)
+    draft, tokens = await ainvoke_structured(model, messages, PlanDraft)
     try:
-        return lint_plan(to_plan(question, draft, registry))
+        return lint_plan(to_plan(question, draft, registry)), tokens
     except PlanLintError as err:
         messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
-        draft, _ = await ainvoke_structured(model, messages, PlanDraft)
+        draft, used = await ainvoke_structured(model, messages, PlanDraft)
+        tokens += used
     plan = to_plan(question, draft, registry)
     try:
-        return lint_plan(plan)
+        return lint_plan(plan), tokens
     except PlanLintError as err:
-        return lint_plan(repair(plan, err))
+        return lint_plan(repair(plan, err)), tokens
 
 
 def to_plan(
     question: str, draft: PlanDraft, registry: dict[str, AgentManifest]
 ) -> CoveragePlan:
-    """A CoveragePlan from a draft; unknown agents fall back to the researcher."""
+    """A CoveragePlan from a draft.
+
+    Facets are numbered here (f0, f1, ...), whatever ids the model chose, and
+    an agent no definition provides falls back to the default one.
+    """
     if draft.direct_answer:
-        return direct_plan(question)
+        return CoveragePlan.direct(question)
     return CoveragePlan(
         question=question,
         dimensions=tuple(
-            Dimension(name=d.name, values=tuple(dict.fromkeys(d.values)))
+            d.model_copy(update={"values": tuple(dict.fromkeys(d.values))})
             for d in draft.dimensions
         ),
         facets=tuple(
-            Facet(
-                id=f.id,
-                title=f.title,
-                brief=f.brief,
-                covers=tuple(dict.fromkeys(f.covers)),
-                agent_id=f.agent_id if f.agent_id in registry else "researcher",
-                acceptance=f.acceptance,
+            f.model_copy(
+                update={
+                    "id": f"f{n}",
+                    "covers": tuple(dict.fromkeys(f.covers)),
+                    "agent_id": f.agent_id if f.agent_id in registry else DEFAULT_AGENT,
+                }
             )
-            for f in draft.facets
+            for n, f in enumerate(draft.facets)
         ),
     )
 
@@ -238,106 +219,3 @@ def repair(plan: CoveragePlan, err: PlanLintError) -> CoveragePlan:
     taken = {f.id for f in facets}
     facets += [facet_for_value(plan.question, v, taken) for v in err.unowned]
     return plan.model_copy(update={"facets": tuple(facets)})
-
-
-def plan_from_corpus(kb: KnowledgeBase, question: str, max_facets: int) -> CoveragePlan:
-    """Extractive plan: the documents the question reaches are its values.
-
-    When one document stands out, its relevant sections are the values; when
-    only one section does, the question is answered directly.
-    """
-    docs = kb.rank_documents(question, max_facets * 4)
-    if not docs:
-        return direct_plan(question)
-    relevant = [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score]
-    if len(relevant) > 1:
-        values = tuple(d.title for d in relevant[:max_facets])
-        return _one_dimension_plan(question, "subject", values)
-    sections = relevant_sections(kb, question, relevant[0])
-    if len(sections) <= 1:
-        return direct_plan(question)
-    values = tuple(f"{relevant[0].title}: {s}" for s in sections[:max_facets])
-    return _one_dimension_plan(question, f"aspect of {relevant[0].title}", values)
-
-
-def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
-    """Top-level sections of `doc` that the question's own words reach."""
-    title_words = set(terms(doc.title))
-    asked = " ".join(t for t in terms(question) if t not in title_words)
-    hits = kb.search(asked, 50, doc_id=doc.doc_id)
-    if not hits:
-        return []
-    best = hits[0].score
-    return list(
-        dict.fromkeys(
-            h.section.split(" > ")[0] for h in hits if h.score >= RELEVANT_SHARE * best
-        )
-    )
-
-
-def _one_dimension_plan(
-    question: str, dimension: str, values: tuple[str, ...]
-) -> CoveragePlan:
-    taken: set[str] = set()
-    return lint_plan(
-        CoveragePlan(
-            question=question,
-            dimensions=(Dimension(name=dimension, values=values),),
-            facets=tuple(facet_for_value(question, v, taken) for v in values),
-        )
-    )
-
-
-def direct_plan(question: str) -> CoveragePlan:
-    """The plan of a question answered without delegation."""
-    return CoveragePlan(
-        question=question,
-        dimensions=(Dimension(name="answer", values=(question,)),),
-        facets=(
-            Facet(
-                id="direct",
-                title="Answer",
-                brief=question,
-                covers=(question,),
-                agent_id=LEAD_AGENT,
-            ),
-        ),
-        direct_answer=True,
-    )
-
-
-def answer_directly(
-    kb: KnowledgeBase, question: str, plan: CoveragePlan, trace_id: str
-) -> TaskResult:
-    """One search, the best sentences quoted: the lead's own direct answer."""
-    started, clock = datetime.now(UTC), time.perf_counter()
-    hits = kb.search(question, 5)
-    weights = idf_weights(kb, terms(question))
-    extracts = best_sentences(
-        [(h.passage_id, h.text) for h in hits], weights, DIRECT_ANSWER_SENTENCES
-    )
-    by_id = {h.passage_id: h for h in hits}
-    findings = tuple(
-        Finding(
-            claim=e.sentence,
-            quote=e.sentence,
-            source=by_id[e.passage_id].source(),
-            facet_ids=("direct",),
-            values=(question,),
-            confidence=round(e.matched, 3),
-        )
-        for e in extracts
-    )
-    return TaskResult(
-        task_id=task_id_for(trace_id, 0, "direct"),
-        agent_id=LEAD_AGENT,
-        facet_id="direct",
-        round=0,
-        values=(question,),
-        status="success" if findings else "partial",
-        findings=findings,
-        started_at=started,
-        execution_time_s=time.perf_counter() - clock,
-        confidence=max((f.confidence for f in findings), default=0.0),
-        steps=1,
-    )

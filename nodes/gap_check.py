@@ -7,20 +7,22 @@ from collections import Counter
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from nodes.resources import knowledge_base
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
-from runtime.models import load_chat_model
+from runtime.models import lead_deadline, load_chat_model
 from runtime.probe import probe
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.telemetry import emit
-from state.coverage import GapReport
-from state.findings import Finding
+from state.coverage import GapReport, count_by_value
+from state.events import Event
+from state.findings import Finding, normalize_text
 from state.graph import ResearchState
-from state.plan import CoveragePlan
+from state.plan import CoveragePlan, Dimension
 from state.tasks import TaskDefinition
 
 PROBE_DIMENSION = "subject"
@@ -37,38 +39,32 @@ that are distinct from the ones listed. If nothing is missing, return an empty l
 
 
 class Enumeration(BaseModel):
-    """Values the enumerator adds, by dimension."""
+    """Values the enumerator adds, by dimension (existing or new)."""
 
-    dimensions: list[dict[str, list[str]]] = Field(
-        default_factory=list,
-        description='One {"<dimension name>": ["<value>", ...]} object per dimension.',
-    )
-
-
-def value_counts(findings: list[Finding]) -> Counter[str]:
-    """Verified findings per dimension value."""
-    return Counter(v for f in findings if f.verified for v in f.values)
+    dimensions: list[Dimension] = Field(default_factory=list)
 
 
 async def enumerate_missing(
     model: BaseChatModel, plan: CoveragePlan
-) -> dict[str, list[str]]:
-    """The lead's second, independent enumeration of values the plan lacks."""
+) -> tuple[dict[str, list[str]], int]:
+    """The lead's second, independent enumeration of values the plan lacks.
+
+    Returns new values by dimension, and the tokens used.
+    """
     named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
     messages = [
         SystemMessage(ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))),
         HumanMessage(f"Question: {plan.question}\n\nThe plan names:\n{named}"),
     ]
-    answer, _ = await ainvoke_structured(model, messages, Enumeration)
-    known = {v.casefold() for v in plan.values}
+    answer, tokens = await ainvoke_structured(model, messages, Enumeration)
+    known = {normalize_text(v) for v in plan.values}
     missing: dict[str, list[str]] = {}
-    for entry in answer.dimensions:
-        for name, values in entry.items():
-            for value in (" ".join(v.split()) for v in values):
-                if value and value.casefold() not in known:
-                    known.add(value.casefold())
-                    missing.setdefault(name, []).append(value)
-    return missing
+    for dimension in answer.dimensions:
+        for value in dimension.values:
+            if normalize_text(value) not in known:
+                known.add(normalize_text(value))
+                missing.setdefault(dimension.name, []).append(value)
+    return missing, tokens
 
 
 def probe_missing(
@@ -88,23 +84,35 @@ def probe_missing(
 
 async def find_new_values(
     plan: CoveragePlan, findings: list[Finding], ctx: Context
-) -> tuple[CoveragePlan, list[str]]:
-    """The plan extended by the independent enumeration, and the values it added.
+) -> tuple[CoveragePlan, list[str], int, Event | None]:
+    """The plan extended by the independent enumeration, and what it added.
 
-    The lead enumerates in LLM mode; the corpus probe runs in every mode.
+    The lead enumerates in LLM mode; the corpus probe runs in every mode. A
+    lead that fails here costs its enumeration only: the probe still runs and
+    the failure is reported as an event. Returns the plan, the new values, the
+    lead's tokens and that event, if any.
     """
     taken = {f.id for f in plan.facets}
     added: list[str] = []
+    tokens, failure = 0, None
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     if model is not None:
-        for dimension, values in (await enumerate_missing(model, plan)).items():
+        try:
+            async with lead_deadline(ctx.lead_timeout_s, "enumerating"):
+                missing, tokens = await enumerate_missing(model, plan)
+        except GraphBubbleUp:
+            raise
+        except Exception as err:  # noqa: BLE001 - the probe still enumerates
+            missing = {}
+            failure = emit("COVERAGE", stage="enumerate", error=f"{err}")
+        for dimension, values in missing.items():
             plan = plan.extended(dimension, values, taken)
             added += values
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
     found = await asyncio.to_thread(
         probe_missing, kb, plan, findings, ctx.max_subagents
     )
-    return plan.extended(PROBE_DIMENSION, found, taken), added + found
+    return plan.extended(PROBE_DIMENSION, found, taken), added + found, tokens, failure
 
 
 def measure(
@@ -116,7 +124,7 @@ def measure(
     previous: GapReport | None,
 ) -> GapReport:
     """Coverage of every plan value, by count of verified findings."""
-    counts = value_counts(findings)
+    counts = count_by_value(findings)
     covered = [v for v in plan.values if counts[v] >= need]
     uncovered = [v for v in plan.values if counts[v] < need]
     gained = previous is None or len(covered) > len(previous.covered)
@@ -141,8 +149,10 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     plan, round_no = state["plan"], state.get("round", 0)
     findings = state.get("findings", [])
     new_values: list[str] = []
+    tokens, events = 0, []
     if not plan.direct_answer:
-        plan, new_values = await find_new_values(plan, findings, ctx)
+        plan, new_values, tokens, failure = await find_new_values(plan, findings, ctx)
+        events += [failure] if failure else []
     gaps = state.get("gaps", [])
     report = measure(
         plan,
@@ -171,7 +181,8 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         "plan": plan,
         "gaps": [report],
         "pending": tasks,
-        "events": [event],
+        "events": [*events, event],
+        "lead_tokens": tokens,
     }
     if tasks:
         update["round"] = round_no + 1

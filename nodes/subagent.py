@@ -21,32 +21,30 @@ from subagents.subgraph import brief
 async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchState:
     """Invoke the task's subagent with a fresh `[system prompt, brief]` state.
 
-    A failure or timeout becomes a failed `TaskResult`, so one branch never
-    sinks the run; interrupts and parent commands still propagate.
+    A subagent that fails or times out gives a failed `TaskResult`, so one
+    branch never sinks the run; interrupts and parent commands propagate, and
+    so do configuration errors, which no retry or other task would mend.
     """
     ctx, task = runtime.context, state["task"]
+    manifest = (await asyncio.to_thread(agents))[task.agent_id]
+    spec = ctx.lead_model if manifest.model == "lead" else ctx.subagent_model
+    graph = await asyncio.to_thread(
+        subgraph, task.agent_id, spec, ctx.kb_path, ctx.findings_per_value
+    )
+    limit = min(task.timeout_s, manifest.timeout_s)
     delegate = emit(
         "DELEGATE",
         task_id=task.task_id,
         agent=task.agent_id,
         objective=task.objective,
-        timeout=task.timeout_s,
+        timeout=limit,
         round=task.round,
         values=", ".join(task.values),
     )
     started, clock = datetime.now(UTC), time.perf_counter()
-    findings, errors, tokens, steps, limit = [], [], 0, 0, task.timeout_s
+    findings, errors, tokens, steps = [], [], 0, 0
     status: TaskStatus
     try:
-        manifest = (await asyncio.to_thread(agents))[task.agent_id]
-        graph = await asyncio.to_thread(
-            subgraph,
-            task.agent_id,
-            ctx.subagent_model,
-            ctx.kb_path,
-            ctx.findings_per_value,
-        )
-        limit = min(task.timeout_s, manifest.timeout_s)
         async with asyncio.timeout(limit):
             out = await graph.ainvoke(
                 {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -12,7 +12,9 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from runtime.context import Context
-from runtime.models import load_chat_model
+from runtime.models import lead_deadline, load_chat_model
+from runtime.structured import message_text, tokens_used
+from state.coverage import count_by_value
 from state.findings import Finding
 from state.graph import ResearchState
 from state.plan import CoveragePlan
@@ -52,7 +54,7 @@ def coverage_table(
     plan: CoveragePlan, findings: list[Finding], need: int
 ) -> list[CoverageRow]:
     """One row per plan value: its facet, its verified findings, its status."""
-    counts = Counter(v for f in findings for v in f.values)
+    counts = count_by_value(findings)
     rows = []
     for value in plan.values:
         owner = plan.owner(value)
@@ -117,8 +119,11 @@ async def synthesize(
     findings: list[Finding],
     citations: dict[str, Citation],
     gaps: list[str],
-) -> tuple[str, int]:
-    """The lead's cited synthesis of the verified findings, and markers dropped."""
+) -> tuple[str, int, int]:
+    """The lead's cited synthesis of the verified findings.
+
+    Returns the text, the citation markers dropped, and the tokens used.
+    """
     evidence = "\n".join(
         f'[{citations[f.source.passage_id].number}] {f.claim} (quote: "{f.quote}")'
         for f in findings
@@ -134,7 +139,8 @@ async def synthesize(
         ]
     )
     valid = {c.number for c in citations.values()}
-    return keep_valid_citations(str(answer.content).strip(), valid)
+    text, dropped = keep_valid_citations(message_text(answer).strip(), valid)
+    return text, dropped, tokens_used(answer)
 
 
 async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
@@ -149,6 +155,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     gaps = [r.value for r in table if r.status != "covered"]
     citations = number_citations(plan, findings)
     summary = summarize(state)
+    lead_tokens = state.get("lead_tokens", 0)
     covered = len(table) - len(gaps)
     lines = [
         f"# {plan.question}",
@@ -161,15 +168,24 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     if model is not None and findings:
         try:
-            text, dropped = await synthesize(
-                model, plan.question, findings, citations, gaps
-            )
+            async with lead_deadline(ctx.lead_timeout_s, "writing"):
+                text, dropped, used = await synthesize(
+                    model, plan.question, findings, citations, gaps
+                )
         except GraphBubbleUp:
             raise
         except Exception as err:  # noqa: BLE001 - the cited findings still stand
-            text, dropped = f"_No synthesis: the lead model failed ({err})._", 0
+            text, dropped, used = (
+                f"_No synthesis: the lead model failed ({err})._",
+                0,
+                0,
+            )
+        lead_tokens += used
         summary = summary.model_copy(update={"citations_dropped": dropped})
         lines += ["## Summary", "", text, ""]
+    summary = summary.model_copy(
+        update={"lead_tokens": lead_tokens, "tokens": summary.tokens + lead_tokens}
+    )
     sections = []
     for facet in plan.facets:
         own = [f for f in findings if f.facet_ids[0] == facet.id]

@@ -5,6 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
+from runtime.models import resolve_spec
+
+
+class ConfigError(ValueError):
+    """A setting out of range or not of its type."""
+
 
 @dataclass(kw_only=True)
 class Context:
@@ -55,6 +61,12 @@ class Context:
         default=120.0,
         metadata={"description": "Seconds a subagent task may run before it fails."},
     )
+    lead_timeout_s: float = field(
+        default=180.0,
+        metadata={
+            "description": "Seconds each lead step (plan, enumerate, write) may take."
+        },
+    )
 
     def __post_init__(self) -> None:
         """Fill fields left at their default from `DELEGATOR_<FIELD>`."""
@@ -66,13 +78,15 @@ class Context:
             try:
                 setattr(self, f.name, kind(env))
             except ValueError as err:
-                raise ValueError(
+                raise ConfigError(
                     f"DELEGATOR_{f.name.upper()}={env!r} is not a valid {kind.__name__}"
                 ) from err
         for name in ("max_subagents", "min_findings_per_value", "findings_per_value"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
+                raise ConfigError(f"{name} must be at least 1")
         if self.max_rounds < 0:
-            raise ValueError("max_rounds must be 0 or more")
-        if self.task_timeout_s <= 0:
-            raise ValueError("task_timeout_s must be positive")
+            raise ConfigError("max_rounds must be 0 or more")
+        if self.task_timeout_s <= 0 or self.lead_timeout_s <= 0:
+            raise ConfigError("timeouts must be positive")
+        resolve_spec(self.lead_model)
+        resolve_spec(self.subagent_model)

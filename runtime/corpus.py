@@ -58,7 +58,8 @@ def read_documents(path: Path) -> Iterator[Document]:
     for file in files:
         if file.suffix.lower() not in SUFFIXES:
             continue
-        doc = _read(file, urls)
+        doc_id = file.stem if file == path else file.relative_to(path).with_suffix("")
+        doc = _read(file, Path(doc_id).as_posix(), urls)
         if doc is not None and doc.sections:
             found = True
             yield doc
@@ -83,11 +84,11 @@ def passages(doc: Document) -> Iterator[tuple[str, str]]:
             yield section.heading, "\n".join(chunk)
 
 
-def _read(file: Path, urls: dict[str, str]) -> Document | None:
+def _read(file: Path, doc_id: str, urls: dict[str, str]) -> Document | None:
     suffix = file.suffix.lower()
     raw = file.read_text(encoding="utf-8", errors="replace")
     if suffix == ".json":
-        return _from_freshwiki_json(file, raw)
+        return _from_freshwiki_json(file, doc_id, raw)
     if suffix in (".html", ".htm"):
         raw = _html_to_markdown(raw)
     lines = raw.strip().splitlines()
@@ -98,7 +99,7 @@ def _read(file: Path, urls: dict[str, str]) -> Document | None:
         title = m.group(2)
         lines.pop(0)
     return Document(
-        doc_id=file.stem,
+        doc_id=doc_id,
         title=title,
         url=urls.get(title) or file.resolve().as_uri(),
         sections=tuple(_sections(lines)),
@@ -133,7 +134,7 @@ def _sections(lines: list[str]) -> Iterator[Section]:
     yield from flush()
 
 
-def _from_freshwiki_json(file: Path, raw: str) -> Document | None:
+def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document | None:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as err:
@@ -154,7 +155,7 @@ def _from_freshwiki_json(file: Path, raw: str) -> Document | None:
             sections.append(Section(heading, text))
     title = str(data.get("title") or file.stem).replace("_", " ")
     url = data.get("url")
-    return Document(file.stem, title, str(url) if url else None, tuple(sections))
+    return Document(doc_id, title, str(url) if url else None, tuple(sections))
 
 
 def _topic_list_urls(folder: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.corpus import Document, passages, read_documents
+from runtime.corpus import CorpusError, Document, passages, read_documents
 from state.findings import Source
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -102,7 +102,7 @@ class KnowledgeBase:
         if not self.path.is_file():
             raise KnowledgeBaseError(
                 f"no knowledge base at {self.path}; build one with "
-                "`delegator ingest PATH --kb {self.path}`"
+                f"`delegator ingest PATH --kb {self.path}`"
             )
         with closing(self._connect()) as db:
             try:
@@ -115,7 +115,7 @@ class KnowledgeBase:
             raise KnowledgeBaseError(f"the knowledge base at {self.path} is empty")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        return sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
 
     def search(
         self, query: str, k: int = 8, *, op: str = "OR", doc_id: str | None = None
@@ -176,6 +176,12 @@ def ingest(kb_path: Path | str, sources: Iterable[Path | str]) -> tuple[int, int
     Re-ingesting a document replaces it. Returns (documents, passages) added.
     """
     docs = [doc for src in sources for doc in read_documents(Path(src))]
+    ids = [doc.doc_id for doc in docs]
+    if clashes := sorted({i for i in ids if ids.count(i) > 1}):
+        raise CorpusError(
+            f"documents would share an id (same name, other extension or source): "
+            f"{', '.join(clashes)}"
+        )
     path = Path(kb_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with closing(sqlite3.connect(path)) as db, db:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
@@ -17,6 +20,10 @@ ModelFactory = Callable[[str], BaseChatModel]
 
 class ModelSpecError(ValueError):
     """A model spec that names no known provider."""
+
+
+class ModelTimeoutError(TimeoutError):
+    """A model that did not answer in the time its step allows."""
 
 
 def _openai(name: str) -> BaseChatModel:
@@ -37,12 +44,13 @@ def _openai(name: str) -> BaseChatModel:
 
 
 _PROVIDERS: dict[str, ModelFactory] = {"openai": _openai}
+_loading = threading.Lock()
 
 
 def register_provider(name: str, factory: ModelFactory) -> None:
     """Make `<name>:<model>` specs build models with `factory`."""
     _PROVIDERS[name] = factory
-    load_chat_model.cache_clear()
+    _load.cache_clear()
 
 
 def resolve_spec(spec: str) -> str:
@@ -63,11 +71,32 @@ def resolve_spec(spec: str) -> str:
     return spec
 
 
-@functools.cache
 def load_chat_model(spec: str) -> BaseChatModel | None:
-    """The chat model a spec names, or None in extractive mode."""
+    """The chat model a spec names, or None in extractive mode.
+
+    One instance per resolved spec, so every role and subagent using a model
+    shares its rate limiter.
+    """
     spec = resolve_spec(spec)
     if spec == EXTRACTIVE:
         return None
+    with _loading:
+        return _load(spec)
+
+
+@functools.cache
+def _load(spec: str) -> BaseChatModel:
     provider, _, name = spec.partition(":")
     return _PROVIDERS[provider](name)
+
+
+@asynccontextmanager
+async def lead_deadline(seconds: float, step: str) -> AsyncIterator[None]:
+    """Bound one lead step (planning, enumerating, writing) in time."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError as err:
+        raise ModelTimeoutError(
+            f"the lead model did not finish {step} within {seconds:g}s"
+        ) from err

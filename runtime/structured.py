@@ -32,7 +32,7 @@ def parse(schema: type[T], message: BaseMessage) -> T:
     A fenced block or the outermost braces are taken; truncated or partial JSON
     is refused rather than completed.
     """
-    text = _text(message).strip()
+    text = message_text(message).strip()
     if fenced := _FENCE.search(text):
         text = fenced.group(1)
     elif (start := text.find("{")) >= 0 and (end := text.rfind("}")) > start:
@@ -79,7 +79,8 @@ def tokens_used(message: BaseMessage) -> int:
     return int(usage["total_tokens"]) if usage else 0
 
 
-def _text(message: BaseMessage) -> str:
+def message_text(message: BaseMessage) -> str:
+    """The text of a message, whether its content is a string or blocks."""
     content = message.content
     if isinstance(content, str):
         return content

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 from pydantic import BaseModel, ConfigDict, Field
+
+from state.findings import Finding
+
+
+def count_by_value(findings: Iterable[Finding]) -> Counter[str]:
+    """Verified findings per dimension value: the measure of coverage."""
+    return Counter(v for f in findings if f.verified for v in f.values)
 
 
 class GapReport(BaseModel):

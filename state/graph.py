@@ -42,7 +42,8 @@ class ResearchState(TypedDict, total=False):
         dropped: How many findings failed verification.
         gaps: One GapReport per round, in order.
         events: DELEGATE/RESULT/COVERAGE events, appended by every node.
-        report: The final report.
+        lead_tokens: Tokens the lead model used (plan, enumerate, write).
+        report: The final report; None until write runs.
     """
 
     question: str
@@ -55,7 +56,8 @@ class ResearchState(TypedDict, total=False):
     dropped: int
     gaps: Annotated[list[GapReport], operator.add]
     events: Annotated[list[Event], operator.add]
-    report: Report
+    lead_tokens: Annotated[int, operator.add]
+    report: Report | None
 
 
 class SubagentInput(TypedDict):

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A string with something in it besides white space."""
+
+DEFAULT_AGENT = "researcher"
+"""The agent a facet gets when its plan names none, or one that does not exist."""
+LEAD_AGENT = "lead"
+"""The agent id of work the coordinator does itself (a direct answer)."""
+DIRECT_FACET = "direct"
 
 
 class Dimension(BaseModel):
@@ -10,8 +21,8 @@ class Dimension(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: str = Field(min_length=1)
-    values: tuple[str, ...] = Field(min_length=1)
+    name: Text
+    values: tuple[Text, ...] = Field(min_length=1)
 
 
 class Facet(BaseModel):
@@ -19,14 +30,14 @@ class Facet(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: str = Field(min_length=1)
-    title: str = Field(min_length=1)
-    brief: str = Field(min_length=1, description="What the subagent is asked to do.")
-    covers: tuple[str, ...] = Field(
+    id: Text
+    title: Text
+    brief: Text = Field(description="What the subagent is asked to do.")
+    covers: tuple[Text, ...] = Field(
         min_length=1, description="Dimension values this facet owns."
     )
-    agent_id: str = "researcher"
-    acceptance: str = Field(
+    agent_id: Text = DEFAULT_AGENT
+    acceptance: Text = Field(
         default="At least one verified, quoted finding per covered value.",
         description="What a good answer for this facet holds.",
     )
@@ -58,6 +69,24 @@ class CoveragePlan(BaseModel):
         default=False, description="True when 1-2 direct calls answer the question."
     )
 
+    @classmethod
+    def direct(cls, question: str) -> CoveragePlan:
+        """The plan of a question the lead answers itself, without delegation."""
+        return cls(
+            question=question,
+            dimensions=(Dimension(name="answer", values=(question,)),),
+            facets=(
+                Facet(
+                    id=DIRECT_FACET,
+                    title="Answer",
+                    brief=question,
+                    covers=(question,),
+                    agent_id=LEAD_AGENT,
+                ),
+            ),
+            direct_answer=True,
+        )
+
     @property
     def values(self) -> tuple[str, ...]:
         """Every dimension value, in plan order, without repeats."""
@@ -87,25 +116,31 @@ class CoveragePlan(BaseModel):
 
 
 class PlanLintError(ValueError):
-    """A plan that cannot be sent: some value has no owner or is unknown."""
+    """A plan that cannot be sent: a value without owner, unknown, or a reused id."""
 
-    def __init__(self, unowned: list[str], unknown: list[str]) -> None:
+    def __init__(
+        self, unowned: list[str], unknown: list[str], reused_ids: list[str]
+    ) -> None:
         self.unowned = unowned
         self.unknown = unknown
+        self.reused_ids = reused_ids
         parts = []
         if unowned:
             parts.append(f"values no facet owns: {', '.join(unowned)}")
         if unknown:
             parts.append(f"facet values in no dimension: {', '.join(unknown)}")
+        if reused_ids:
+            parts.append(f"facet ids used twice: {', '.join(reused_ids)}")
         super().__init__("; ".join(parts))
 
 
 def lint_plan(plan: CoveragePlan) -> CoveragePlan:
     """Check a plan before anything is sent and merge overlapping facets.
 
-    Every dimension value must be owned by a facet and every facet value must
-    belong to a dimension; otherwise `PlanLintError` names them. Facets that
-    own a common value are merged into one, so no value is researched twice.
+    Every dimension value must be owned by a facet, every facet value must
+    belong to a dimension, and no two facets may share an id; otherwise
+    `PlanLintError` names the culprits. Facets that own a common value are
+    merged into one, so no value is researched twice.
     """
     if plan.direct_answer:
         return plan
@@ -115,8 +150,10 @@ def lint_plan(plan: CoveragePlan) -> CoveragePlan:
     unknown = list(
         dict.fromkeys(v for f in plan.facets for v in f.covers if v not in known)
     )
-    if unowned or unknown:
-        raise PlanLintError(unowned, unknown)
+    ids = [f.id for f in plan.facets]
+    reused = list(dict.fromkeys(i for i in ids if ids.count(i) > 1))
+    if unowned or unknown or reused:
+        raise PlanLintError(unowned, unknown, reused)
     return plan.model_copy(update={"facets": tuple(_merge_overlaps(plan.facets))})
 
 

@@ -43,7 +43,8 @@ class RunSummary(BaseModel):
     citations_dropped: int = Field(
         default=0, description="Synthesis citation markers that named no source."
     )
-    tokens: int = 0
+    tokens: int = Field(default=0, description="All model tokens of the run.")
+    lead_tokens: int = Field(default=0, description="Tokens of the lead's steps.")
     subagent_seconds: float = Field(default=0.0, description="Sum over all tasks.")
     critical_path_seconds: float = Field(
         default=0.0, description="Sum over rounds of the slowest task."

@@ -7,6 +7,7 @@ leaves it is a list of typed findings. In LLM mode it is a tool loop capped at
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import operator
@@ -91,10 +92,11 @@ class SubagentReport(BaseModel):
 def brief(task: TaskDefinition) -> str:
     """The one message a subagent starts from."""
     values = "\n".join(f"- {v}" for v in task.values)
+    done_when = " ".join(task.constraints)
     return (
         f"Question: {task.context}\n\nYour facet: {task.objective}\n\n"
-        f"Values to cover:\n{values}\n\nReturn findings as JSON:\n"
-        f"{schema_instructions(SubagentReport)}"
+        f"Values to cover:\n{values}\n\nDone when: {done_when}\n\n"
+        f"Return findings as JSON:\n{schema_instructions(SubagentReport)}"
     )
 
 
@@ -123,6 +125,21 @@ def to_finding(
         values=values,
         confidence=raw.confidence,
     )
+
+
+def check_report(
+    reported: SubagentReport, task: TaskDefinition, kb: KnowledgeBase
+) -> tuple[list[Finding], list[str]]:
+    """The findings of a report that pass `to_finding`, and why the others did not."""
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for raw in reported.findings:
+        checked = to_finding(raw, task, kb)
+        if isinstance(checked, str):
+            errors.append(checked)
+        else:
+            findings.append(checked)
+    return findings, errors
 
 
 def final_report(message: BaseMessage) -> SubagentReport | None:
@@ -170,14 +187,7 @@ def build_llm_subgraph(
             except ModelOutputError as err:
                 return {"findings": [], "errors": [str(err)], "tokens": tokens}
             tokens += used
-        findings: list[Finding] = []
-        errors: list[str] = []
-        for raw in reported.findings:
-            checked = to_finding(raw, task, kb)
-            if isinstance(checked, str):
-                errors.append(checked)
-            else:
-                findings.append(checked)
+        findings, errors = await asyncio.to_thread(check_report, reported, task, kb)
         return {"findings": findings, "errors": errors, "tokens": tokens}
 
     builder = StateGraph(SubagentState)

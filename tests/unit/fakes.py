@@ -16,12 +16,35 @@ from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+USAGE = {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
+"""What every fake answer reports using."""
+FAIL = "!fail: "
+"""A scripted answer starting with this raises instead, with the rest as reason."""
 
-def scripted(*answers: str | dict[str, Any]) -> GenericFakeChatModel:
+
+class Scripted(GenericFakeChatModel):
+    """Gives its answers in order; an answer starting with FAIL raises."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = super()._generate(messages, stop, run_manager, **kwargs)
+        content = str(result.generations[0].message.content)
+        if content.startswith(FAIL):
+            raise RuntimeError(content.removeprefix(FAIL))
+        return result
+
+
+def scripted(*answers: str | dict[str, Any]) -> Scripted:
     """A model that gives these answers in order (dicts are sent as JSON)."""
-    return GenericFakeChatModel(
+    return Scripted(
         messages=iter(
-            AIMessage(a if isinstance(a, str) else json.dumps(a)) for a in answers
+            AIMessage(a if isinstance(a, str) else json.dumps(a), usage_metadata=USAGE)
+            for a in answers
         )
     )
 
@@ -36,12 +59,15 @@ class FakeResearcher(BaseChatModel):
     """Searches once per value, then quotes the first sentence of each top hit.
 
     `report` replaces the final JSON (to test malformed output); `delay` makes
-    each turn wait, `fail` makes it raise.
+    each turn wait, `fail` makes it raise. `peak` records how many of its calls
+    were ever in flight at once.
     """
 
     report: str | None = None
     delay: float = 0.0
     fail: str | None = None
+    in_flight: int = 0
+    peak: int = 0
 
     @property
     def _llm_type(self) -> str:
@@ -68,8 +94,13 @@ class FakeResearcher(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        await asyncio.sleep(self.delay)
-        return self._generate(messages, stop, None, **kwargs)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+            return self._generate(messages, stop, None, **kwargs)
+        finally:
+            self.in_flight -= 1
 
     def _answer(self, messages: list[BaseMessage]) -> AIMessage:
         brief = next(m for m in messages if isinstance(m, HumanMessage))
@@ -78,13 +109,14 @@ class FakeResearcher(BaseChatModel):
         if not results:
             return AIMessage(
                 "",
+                usage_metadata=USAGE,
                 tool_calls=[
                     {"name": "search", "args": {"query": v, "k": 3}, "id": f"call_{i}"}
                     for i, v in enumerate(values)
                 ],
             )
         if self.report is not None:
-            return AIMessage(self.report)
+            return AIMessage(self.report, usage_metadata=USAGE)
         findings = []
         for value, result in zip(values, results, strict=False):
             hits = json.loads(str(result.content))
@@ -100,4 +132,4 @@ class FakeResearcher(BaseChatModel):
                     "confidence": 0.9,
                 }
             )
-        return AIMessage(json.dumps({"findings": findings}))
+        return AIMessage(json.dumps({"findings": findings}), usage_metadata=USAGE)

@@ -6,13 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from blockbuster import blockbuster_ctx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from runtime.context import Context
 from tests.support import research
-from tests.unit.fakes import FakeResearcher, scripted
+from tests.unit.fakes import USAGE, FakeResearcher, scripted
 
 QUESTION = "What is the impact of AI on creative industries?"
 FIRST = ["visual art", "graphic design", "photography"]
@@ -30,7 +31,7 @@ NARROW_PLAN: dict[str, Any] = {
         for i, v in enumerate(FIRST)
     ],
 }
-ENUMERATION = {"dimensions": [{"medium": MISSED}]}
+ENUMERATION = {"dimensions": [{"name": "medium", "values": MISSED}]}
 NOTHING_MORE: dict[str, Any] = {"dimensions": []}
 SYNTHESIS = "AI now touches every medium [1][2], music included [4]; see also [99]."
 
@@ -97,3 +98,23 @@ def test_lead_synthesis_keeps_only_citations_that_exist(run: dict[str, Any]) -> 
     assert "[99]" not in report.markdown
     assert report.summary.citations_dropped == 1
     assert len(report.citations) == 6
+
+
+def test_tokens_of_every_role_are_counted(run: dict[str, Any]) -> None:
+    summary = run["report"].summary
+    # the lead: plan, two enumerations, the synthesis
+    assert summary.lead_tokens == 4 * USAGE["total_tokens"]
+    subagent_tokens = sum(r.tokens for r in run["results"].values())
+    assert subagent_tokens == 6 * 2 * USAGE["total_tokens"]  # 6 tasks x 2 turns
+    assert summary.tokens == summary.lead_tokens + subagent_tokens
+
+
+def test_llm_path_makes_no_blocking_call_on_the_event_loop(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, ENUMERATION, NOTHING_MORE, SYNTHESIS))
+    researcher = fake_models(FakeResearcher())
+    context = Context(lead_model=lead, subagent_model=researcher, kb_path=creative_kb)
+    with blockbuster_ctx():
+        state = research(QUESTION, context)
+    assert {r.status for r in state["results"].values()} == {"success"}

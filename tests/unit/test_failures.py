@@ -10,11 +10,11 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from cli.main import main
-from nodes.dispatch import MAX_QUESTION_CHARS, QuestionError
-from runtime.context import Context
+from runtime.context import ConfigError, Context
 from runtime.kb import KnowledgeBaseError
 from runtime.models import ModelSpecError
 from runtime.structured import ModelOutputError
+from state.question import MAX_QUESTION_CHARS, QuestionError
 from tests.support import extractive, research
 from tests.unit.fakes import FakeResearcher, scripted
 from tests.unit.test_creative_trap import FIRST, NARROW_PLAN, QUESTION
@@ -58,10 +58,38 @@ def test_not_a_knowledge_base_is_a_clear_error(tmp_path: Any) -> None:
         research("floods", extractive(str(bogus)))
 
 
-def test_unknown_model_spec_is_a_clear_error(freshwiki_kb: str) -> None:
-    context = Context(lead_model="mystery:model", kb_path=freshwiki_kb)
-    with pytest.raises(ModelSpecError, match="unknown model spec"):
-        research("floods", context)
+@pytest.mark.parametrize("role", ["lead_model", "subagent_model"])
+def test_unknown_model_spec_is_refused_before_the_run(role: str) -> None:
+    with pytest.raises(ModelSpecError, match="unknown model spec 'mystery:model'"):
+        Context(**{role: "mystery:model"})
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"max_rounds": -1}, "max_rounds"),
+        ({"max_subagents": 0}, "max_subagents"),
+        ({"task_timeout_s": 0}, "timeouts"),
+    ],
+)
+def test_out_of_range_settings_are_config_errors(
+    settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Context(**settings)
+
+
+def test_env_settings_fill_defaults_and_are_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DELEGATOR_MAX_ROUNDS", "1")
+    monkeypatch.setenv("DELEGATOR_LEAD_MODEL", "extractive")
+    assert Context().max_rounds == 1
+    assert Context(max_rounds=2).max_rounds == 2
+    assert Context().lead_model == "extractive"
+    monkeypatch.setenv("DELEGATOR_MAX_ROUNDS", "many")
+    with pytest.raises(ConfigError, match="DELEGATOR_MAX_ROUNDS='many'"):
+        Context()
 
 
 def test_malformed_plan_is_repaired_once_then_refused(
