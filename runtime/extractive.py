@@ -47,7 +47,9 @@ def best_sentences(
 ) -> list[Extract]:
     """The `n` sentences that carry most query weight, at most one per passage.
 
-    `passages` are (passage_id, text) pairs.
+    `passages` are (passage_id, text) pairs, already chosen as relevant: a
+    passage none of whose sentences carries query words still gives its first
+    sentence, which states its topic. Ties go to the earlier passage.
     """
     stemmed = {stem(t): w for t, w in weights.items()}
     total = sum(stemmed.values()) or 1.0
@@ -57,6 +59,6 @@ def best_sentences(
             words = {stem(t) for t in terms(sentence)}
             score = sum(w for t, w in stemmed.items() if t in words)
             current = best.get(passage_id)
-            if score > 0 and (current is None or score > current.score):
+            if current is None or score > current.score:
                 best[passage_id] = Extract(passage_id, sentence, score, score / total)
-    return sorted(best.values(), key=lambda e: e.score, reverse=True)[:n]
+    return sorted(best.values(), key=lambda e: -e.score)[:n]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 
 from runtime.context import Context
+from runtime.kb import KnowledgeBase
 from state.tasks import TaskResult
 from tests.support import extractive, research
 from tests.unit.fakes import FakeResearcher, scripted
@@ -20,11 +24,27 @@ def overlap(results: list[TaskResult]) -> bool:
     return max(r.started_at for r in results) < min(ends)
 
 
-def test_extractive_subagents_of_a_round_overlap(freshwiki_kb: str) -> None:
+def test_extractive_subagents_of_a_round_overlap(
+    freshwiki_kb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searches = {"in_flight": 0, "peak": 0}
+    real_search = KnowledgeBase.search
+
+    def watched_search(self: KnowledgeBase, *args: Any, **kwargs: Any) -> Any:
+        searches["in_flight"] += 1
+        searches["peak"] = max(searches["peak"], searches["in_flight"])
+        try:
+            time.sleep(0.05)  # widen the window in which another task can enter
+            return real_search(self, *args, **kwargs)
+        finally:
+            searches["in_flight"] -= 1
+
+    monkeypatch.setattr(KnowledgeBase, "search", watched_search)
     question = "Which natural disasters struck in 2022 and 2023?"
     state = research(question, extractive(freshwiki_kb, max_rounds=0))
     first_round = [r for r in state["results"].values() if r.round == 0]
     assert len(first_round) == 5
+    assert searches["peak"] >= 2
     assert overlap(first_round)
 
 
@@ -32,11 +52,15 @@ def test_llm_subagents_of_a_round_overlap(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, "Summary [1]."))
-    slow = fake_models(FakeResearcher(delay=0.2))
+    slow = FakeResearcher(delay=0.2)
     context = Context(
-        lead_model=lead, subagent_model=slow, kb_path=creative_kb, max_rounds=0
+        lead_model=lead,
+        subagent_model=fake_models(slow),
+        kb_path=creative_kb,
+        max_rounds=0,
     )
     state = research(QUESTION, context)
     results = list(state["results"].values())
     assert len(results) == 3
+    assert slow.peak == 3
     assert overlap(results)

@@ -10,14 +10,17 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from cli.main import main
+from nodes.dispatch import check_agents
 from runtime.context import ConfigError, Context
 from runtime.kb import KnowledgeBaseError
-from runtime.models import ModelSpecError
+from runtime.models import ModelSpecError, ModelTimeoutError
 from runtime.structured import ModelOutputError
+from state.plan import CoveragePlan, Dimension, Facet
 from state.question import MAX_QUESTION_CHARS, QuestionError
+from subagents.registry import DefinitionError, load_registry
 from tests.support import extractive, research
-from tests.unit.fakes import FakeResearcher, scripted
-from tests.unit.test_creative_trap import FIRST, NARROW_PLAN, QUESTION
+from tests.unit.fakes import FAIL, FakeResearcher, scripted
+from tests.unit.test_creative_trap import FIRST, MISSED, NARROW_PLAN, QUESTION
 
 
 def narrow_run(
@@ -61,7 +64,7 @@ def test_not_a_knowledge_base_is_a_clear_error(tmp_path: Any) -> None:
 @pytest.mark.parametrize("role", ["lead_model", "subagent_model"])
 def test_unknown_model_spec_is_refused_before_the_run(role: str) -> None:
     with pytest.raises(ModelSpecError, match="unknown model spec 'mystery:model'"):
-        Context(**{role: "mystery:model"})
+        Context(**dict[str, Any]({role: "mystery:model"}))
 
 
 @pytest.mark.parametrize(
@@ -226,8 +229,85 @@ def test_dead_subagent_endpoint_fails_tasks_not_the_run(
 def test_failed_synthesis_keeps_the_cited_findings(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    # the scripted lead has no answer left when write asks for a synthesis
-    report = narrow_run(fake_models, creative_kb, FakeResearcher())["report"]
-    assert "_No synthesis: the lead model failed" in report.markdown
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, FAIL + "lead down"))
+    context = Context(
+        lead_model=lead,
+        subagent_model=fake_models(FakeResearcher()),
+        kb_path=creative_kb,
+        max_rounds=0,
+    )
+    report = research(QUESTION, context)["report"]
+    assert "_No synthesis: the lead model failed (lead down)._" in report.markdown
     assert len(report.citations) == 3
     assert all(f"[{n}]" in report.markdown for n in (1, 2, 3))
+
+
+def test_model_chosen_facet_ids_are_replaced_so_no_result_is_lost(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    same_ids = {
+        **NARROW_PLAN,
+        "facets": [{**f, "id": "f1"} for f in NARROW_PLAN["facets"]],
+    }
+    lead = fake_models(scripted(same_ids, {"dimensions": []}))
+    context = Context(
+        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    )
+    state = research(QUESTION, context)
+    assert [f.id for f in state["plan"].facets][:3] == ["f0", "f1", "f2"]
+    assert sorted(v for r in state["results"].values() for v in r.values) == sorted(
+        FIRST
+    )
+
+
+def test_plan_with_empty_strings_is_sent_back_for_repair(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    blank_title = {
+        **NARROW_PLAN,
+        "facets": [
+            {**NARROW_PLAN["facets"][0], "title": "  "},
+            *NARROW_PLAN["facets"][1:],
+        ],
+    }
+    lead = fake_models(scripted(blank_title, NARROW_PLAN, {"dimensions": []}))
+    context = Context(
+        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    )
+    assert research(QUESTION, context)["plan"].facets[0].title == "Visual Art"
+
+
+def test_failing_enumerator_costs_only_its_enumeration(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, "not json", "still not json"))
+    context = Context(
+        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    )
+    state = research(QUESTION, context)
+    failures = [e for e in state["events"] if e.fields.get("stage") == "enumerate"]
+    assert len(failures) == 1 and "Enumeration" in str(failures[0].fields["error"])
+    assert state["gaps"][0].covered == tuple(FIRST)
+    # the corpus probe still ran: it found the three media the plan left out
+    assert {v.removeprefix("AI in ") for v in state["gaps"][0].new_values} == set(
+        MISSED
+    )
+
+
+def test_slow_lead_is_stopped_at_its_deadline(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    asleep = fake_models(FakeResearcher(delay=30))
+    context = Context(lead_model=asleep, kb_path=creative_kb, lead_timeout_s=0.2)
+    with pytest.raises(ModelTimeoutError, match="planning within 0.2s"):
+        research(QUESTION, context)
+
+
+def test_a_plan_naming_an_undefined_agent_is_refused() -> None:
+    plan = CoveragePlan(
+        question="q",
+        dimensions=(Dimension(name="d", values=("a",)),),
+        facets=(Facet(id="f0", title="a", brief="b", covers=("a",), agent_id="ghost"),),
+    )
+    with pytest.raises(DefinitionError, match="no subagent definition for ghost"):
+        check_agents(plan, load_registry())

@@ -144,3 +144,35 @@ def test_empty_folder_and_missing_path_are_clear_errors(tmp_path: Path) -> None:
         ingest(tmp_path / "kb.sqlite", [tmp_path / "empty"])
     with pytest.raises(KnowledgeBaseError, match="no knowledge base"):
         KnowledgeBase(tmp_path / "kb.sqlite")
+
+
+def test_same_names_in_subfolders_are_distinct_documents(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / "docs" / folder).mkdir(parents=True)
+        write(
+            tmp_path / "docs" / folder,
+            "notes.md",
+            f"# Notes {folder}\n\nText {folder}.\n",
+        )
+    docs, _ = ingest(tmp_path / "kb.sqlite", [tmp_path / "docs"])
+    assert docs == 2
+    kb = KnowledgeBase(tmp_path / "kb.sqlite")
+    assert {p.doc_id for p in kb.search("notes", 5)} == {"a/notes", "b/notes"}
+
+
+def test_documents_that_would_share_an_id_are_refused(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write(docs, "storm.md", "# Storm\n\nWind.\n")
+    write(docs, "storm.txt", "Storm\n\nRain.\n")
+    with pytest.raises(CorpusError, match="share an id.*storm"):
+        ingest(tmp_path / "kb.sqlite", [docs])
+
+
+def test_knowledge_base_path_may_hold_uri_characters(
+    corpus: Path, tmp_path: Path
+) -> None:
+    odd = tmp_path / "a #1 ?x" / "kb.sqlite"
+    ingest(odd, [corpus])
+    assert KnowledgeBase(odd).search("glaciers", 1)
+    assert sorted(p.name for p in odd.parent.iterdir()) == ["kb.sqlite"]
