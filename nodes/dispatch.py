@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import BaseModel, Field, model_validator
 
-from nodes.resources import agents, knowledge_base
+from nodes.resources import knowledge_base
 from runtime.context import Context
 from runtime.corpus_plan import plan_from_corpus
 from runtime.direct_answer import answer_directly
@@ -34,7 +34,7 @@ from state.plan import (
 )
 from state.question import check_question
 from state.tasks import TaskDefinition
-from subagents.registry import DefinitionError
+from subagents.registry import DefinitionError, load_registry
 
 PLAN_PROMPT = """You plan research that answers a broad question completely.
 
@@ -88,7 +88,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     ctx = runtime.context
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    registry = await asyncio.to_thread(agents)
+    registry = await asyncio.to_thread(load_registry)
     trace_id = run_trace_id()
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     tokens = 0

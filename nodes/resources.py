@@ -1,4 +1,4 @@
-"""What nodes share: the knowledge base, models and subgraphs a context names."""
+"""What nodes share: the knowledge base and compiled subgraphs a context names."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import functools
 from langgraph.graph.state import CompiledStateGraph
 
 from runtime.kb import KnowledgeBase, open_default
-from runtime.models import load_chat_model, resolve_spec
-from state.agents import AgentManifest
+from runtime.models import load_chat_model
 from subagents.registry import load_registry
 from subagents.subgraph import (
     SubagentState,
@@ -25,19 +24,14 @@ def knowledge_base(kb_path: str) -> KnowledgeBase:
     return open_default(kb_path)
 
 
-def agents() -> dict[str, AgentManifest]:
-    """The registered subagent definitions."""
-    return load_registry()
-
-
 @functools.cache
 def subgraph(
     agent_id: str, model_spec: str, kb_path: str, findings_per_value: int
 ) -> Subgraph:
     """The compiled subgraph of one agent, for one model and knowledge base."""
-    manifest = agents()[agent_id]
+    manifest = load_registry()[agent_id]
     kb = knowledge_base(kb_path)
-    model = load_chat_model(resolve_spec(model_spec))
+    model = load_chat_model(model_spec)
     if model is None:
         return build_extractive_subgraph(manifest, kb, findings_per_value)
     return build_llm_subgraph(manifest, model, kb)

@@ -10,11 +10,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from nodes.resources import agents, subgraph
+from nodes.resources import subgraph
 from runtime.context import Context
 from runtime.telemetry import emit
 from state.graph import ResearchState, SubagentInput
 from state.tasks import TaskResult, TaskStatus
+from subagents.registry import load_registry
 from subagents.subgraph import brief
 
 
@@ -26,7 +27,7 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
     so do configuration errors, which no retry or other task would mend.
     """
     ctx, task = runtime.context, state["task"]
-    manifest = (await asyncio.to_thread(agents))[task.agent_id]
+    manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
     spec = ctx.lead_model if manifest.model == "lead" else ctx.subagent_model
     graph = await asyncio.to_thread(
         subgraph, task.agent_id, spec, ctx.kb_path, ctx.findings_per_value

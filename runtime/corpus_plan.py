@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from runtime.kb import KnowledgeBase, Passage, terms
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
 from state.plan import CoveragePlan, Dimension, facet_for_value, lint_plan
-
-RELEVANT_SHARE = 0.5
-"""A document (or section) is relevant when it scores this share of the best."""
 
 
 def plan_from_corpus(kb: KnowledgeBase, question: str, max_facets: int) -> CoveragePlan:

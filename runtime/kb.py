@@ -19,6 +19,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = PROJECT_ROOT / "data" / "freshwiki"
 DEFAULT_KB_PATH = PROJECT_ROOT / "data" / "kb.sqlite"
 
+RELEVANT_SHARE = 0.5
+"""A document or passage is relevant when it scores this share of the best."""
 # BM25 column weights: title, section, text.
 _WEIGHTS = (8.0, 3.0, 1.0)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")

@@ -15,12 +15,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, Passage, terms
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
 
 EXPANSION_TERMS = 10
-MIN_RELEVANCE = 0.5
-"""A document is a candidate when its score reaches this share of the best
-score. Lower finds more and drifts further from the question."""
 _DEPTH = 100
 
 
@@ -76,7 +73,7 @@ def probe(
     value_words = [set(terms(v)) for v in names]
     found = []
     for doc in sorted(scores, key=lambda d: (-scores[d], d)):
-        if scores[doc] < MIN_RELEVANCE:
+        if scores[doc] < RELEVANT_SHARE:
             break
         title_words = set(terms(best[doc].title))
         if doc in known_ids or any(w and w <= title_words for w in value_words):

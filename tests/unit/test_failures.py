@@ -41,6 +41,16 @@ def narrow_run(
     return research(QUESTION, context)
 
 
+def lead_scripted(
+    fake_models: Callable[[BaseChatModel], str], kb: str, *answers: Any
+) -> Context:
+    """A context whose lead gives these answers; extractive subagents, one round."""
+    lead = fake_models(scripted(*answers))
+    return Context(
+        lead_model=lead, subagent_model="extractive", kb_path=kb, max_rounds=0
+    )
+
+
 @pytest.mark.parametrize(
     "question", ["", "   \n ", "? ! ...", "x " * MAX_QUESTION_CHARS]
 )
@@ -98,9 +108,8 @@ def test_env_settings_fill_defaults_and_are_checked(
 def test_malformed_plan_is_repaired_once_then_refused(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted("no json here", "{still not a plan"))
-    context = Context(
-        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    context = lead_scripted(
+        fake_models, creative_kb, "no json here", "{still not a plan"
     )
     with pytest.raises(ModelOutputError, match="PlanDraft"):
         research(QUESTION, context)
@@ -109,9 +118,8 @@ def test_malformed_plan_is_repaired_once_then_refused(
 def test_malformed_plan_recovers_when_repair_succeeds(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted("```json\n{oops", NARROW_PLAN, {"dimensions": []}))
-    context = Context(
-        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    context = lead_scripted(
+        fake_models, creative_kb, "```json\n{oops", NARROW_PLAN, {"dimensions": []}
     )
     state = research(QUESTION, context)
     assert state["plan"].values[:3] == tuple(FIRST)
@@ -121,9 +129,8 @@ def test_plan_with_unowned_value_is_sent_back_then_repaired(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     unowned = {**NARROW_PLAN, "facets": NARROW_PLAN["facets"][:2]}
-    lead = fake_models(scripted(unowned, unowned, {"dimensions": []}))
-    context = Context(
-        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    context = lead_scripted(
+        fake_models, creative_kb, unowned, unowned, {"dimensions": []}
     )
     state = research(QUESTION, context)
     owners = {v: f.id for f in state["plan"].facets for v in f.covers}
@@ -249,10 +256,7 @@ def test_model_chosen_facet_ids_are_replaced_so_no_result_is_lost(
         **NARROW_PLAN,
         "facets": [{**f, "id": "f1"} for f in NARROW_PLAN["facets"]],
     }
-    lead = fake_models(scripted(same_ids, {"dimensions": []}))
-    context = Context(
-        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
-    )
+    context = lead_scripted(fake_models, creative_kb, same_ids, {"dimensions": []})
     state = research(QUESTION, context)
     assert [f.id for f in state["plan"].facets][:3] == ["f0", "f1", "f2"]
     assert sorted(v for r in state["results"].values() for v in r.values) == sorted(
@@ -270,9 +274,8 @@ def test_plan_with_empty_strings_is_sent_back_for_repair(
             *NARROW_PLAN["facets"][1:],
         ],
     }
-    lead = fake_models(scripted(blank_title, NARROW_PLAN, {"dimensions": []}))
-    context = Context(
-        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    context = lead_scripted(
+        fake_models, creative_kb, blank_title, NARROW_PLAN, {"dimensions": []}
     )
     assert research(QUESTION, context)["plan"].facets[0].title == "Visual Art"
 
@@ -280,9 +283,8 @@ def test_plan_with_empty_strings_is_sent_back_for_repair(
 def test_failing_enumerator_costs_only_its_enumeration(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, "not json", "still not json"))
-    context = Context(
-        lead_model=lead, subagent_model="extractive", kb_path=creative_kb, max_rounds=0
+    context = lead_scripted(
+        fake_models, creative_kb, NARROW_PLAN, "not json", "still not json"
     )
     state = research(QUESTION, context)
     failures = [e for e in state["events"] if e.fields.get("stage") == "enumerate"]
