@@ -54,14 +54,14 @@ def parser() -> argparse.ArgumentParser:
         "--max-rounds", type=int, help="re-delegation rounds; 0 disables (default 3)"
     )
     research.add_argument(
-        "--max-parallel", type=int, default=4, help="subagents running at once"
+        "--max-parallel", type=int, help="subagents working at once (default 4)"
     )
     research.add_argument(
         "--max-subagents",
         type=int,
         help="facets planned and tasks per round (default 5)",
     )
-    research.add_argument("--kb", default="", help="knowledge base file")
+    research.add_argument("--kb", help="knowledge base file")
     research.add_argument("--out", type=Path, help="write the Markdown report here")
     research.add_argument("--json", type=Path, help="write the full result here")
     research.add_argument("--quiet", action="store_true", help="no progress display")
@@ -107,19 +107,17 @@ def run_ingest(args: argparse.Namespace, err: Console) -> int:
 def run_research(args: argparse.Namespace, err: Console) -> int:
     """Research one question and print the report."""
     question = check_question(args.question)
-    if args.max_parallel < 1:
-        raise ConfigError("--max-parallel must be at least 1")
     given = {
         "lead_model": args.lead_model,
         "subagent_model": args.subagent_model,
+        "kb_path": args.kb,
         "max_rounds": args.max_rounds,
         "max_subagents": args.max_subagents,
+        "max_parallel": args.max_parallel,
     }
-    context = Context(
-        kb_path=args.kb, **{k: v for k, v in given.items() if v is not None}
-    )
+    context = Context(**{k: v for k, v in given.items() if v is not None})
     started = time.perf_counter()
-    state = asyncio.run(research(question, context, args.max_parallel, args.quiet, err))
+    state = asyncio.run(research(question, context, args.quiet, err))
     seconds = time.perf_counter() - started
     report = report_of(state)
     if args.out:
@@ -137,7 +135,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
 
 
 async def research(
-    question: str, context: Context, max_parallel: int, quiet: bool, err: Console
+    question: str, context: Context, quiet: bool, err: Console
 ) -> ResearchState:
     """Stream a run, drawing progress unless quiet, and return its final state."""
     final: ResearchState = {}
@@ -145,7 +143,6 @@ async def research(
     with progress or nullcontext():
         async for mode, chunk in graph.astream(
             {"question": question},
-            {"max_concurrency": max_parallel},
             context=context,
             stream_mode=["custom", "values"],
         ):
@@ -172,9 +169,10 @@ def result_json(state: ResearchState, seconds: float) -> dict[str, Any]:
         "report": report.markdown,
         "plan": state["plan"].model_dump(mode="json"),
         "findings": [f.model_dump(mode="json") for f in state.get("findings", [])],
-        "coverage": [g.model_dump(mode="json") for g in state.get("gaps", [])],
+        "coverage": [c.model_dump(mode="json") for c in state.get("coverage", [])],
         "coverage_table": [r.model_dump(mode="json") for r in report.coverage_table],
         "uncovered": list(report.unresolved_gaps),
+        "tasks": [r.model_dump(mode="json") for r in state.get("results", {}).values()],
         "summary": {**report.summary.model_dump(mode="json"), "wall_seconds": seconds},
         "events": [e.model_dump(mode="json") for e in state.get("events", [])],
     }

@@ -3,6 +3,7 @@
 START -> dispatch -> (Send x N) -> subagent -> aggregate -> verify -> gap_check
 gap_check --gaps--> (Send x M) -> subagent      (re-delegation)
 gap_check --covered / no gain / max_rounds--> write -> END
+dispatch --direct answer--> aggregate   (checked like any other findings)
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from nodes.resources import knowledge_base
 from runtime.context import Context
-from runtime.kb import KnowledgeBase
+from runtime.kb import KnowledgeBase, knowledge_base
 from state.findings import Finding, normalize_text
 from state.graph import ResearchState
 

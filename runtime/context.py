@@ -3,85 +3,100 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from runtime.models import resolve_spec
+
+T = TypeVar("T", int, float, str)
 
 
 class ConfigError(ValueError):
     """A setting out of range or not of its type."""
 
 
+def setting(name: str, default: T, description: str) -> Any:
+    """A context field whose value, when not given, comes from the environment.
+
+    An explicit value beats `DELEGATOR_<NAME>`, which beats `default`.
+    """
+    env_name = f"DELEGATOR_{name.upper()}"
+
+    def from_env() -> T:
+        raw = os.environ.get(env_name)
+        if raw is None:
+            return default
+        try:
+            return type(default)(raw)
+        except ValueError as err:
+            raise ConfigError(
+                f"{env_name}={raw!r} is not a valid {type(default).__name__}"
+            ) from err
+
+    return field(
+        default_factory=from_env,
+        metadata={"description": f"{description} Default {default!r}; env {env_name}."},
+    )
+
+
 @dataclass(kw_only=True)
 class Context:
     """What a run may use and how far it may go.
 
-    Every field can also be set by an environment variable named
-    `DELEGATOR_<FIELD>` (e.g. `DELEGATOR_MAX_ROUNDS=2`) when left at its default.
+    A field left out takes its value from `DELEGATOR_<FIELD>` if set (e.g.
+    `DELEGATOR_MAX_ROUNDS=2`), else its default.
     """
 
-    lead_model: str = field(
-        default="auto",
-        metadata={
-            "description": "Model of the lead (plan, enumerate, write): "
-            "'openai:<model>', 'extractive' (no LLM) or 'auto' (openai when "
-            "OPENAI_API_KEY or OPENAI_BASE_URL is set, else extractive)."
-        },
+    lead_model: str = setting(
+        "lead_model",
+        "auto",
+        "Model of the lead (plan, enumerate, write): 'openai:<model>', "
+        "'extractive' (no LLM) or 'auto' (openai when OPENAI_API_KEY or "
+        "OPENAI_BASE_URL is set, else extractive).",
     )
-    subagent_model: str = field(
-        default="auto",
-        metadata={"description": "Model of the subagents; same specs as lead_model."},
+    subagent_model: str = setting(
+        "subagent_model", "auto", "Model of the subagents; same specs as lead_model."
     )
-    kb_path: str = field(
-        default="",
-        metadata={
-            "description": "Knowledge base file (SQLite FTS5). Empty: the shipped "
-            "FreshWiki index, built on first use."
-        },
+    kb_path: str = setting(
+        "kb_path",
+        "",
+        "Knowledge base file (SQLite FTS5). Empty: the shipped FreshWiki index, "
+        "built on first use.",
     )
-    max_subagents: int = field(
-        default=5,
-        metadata={"description": "Most facets planned, and most tasks sent per round."},
+    max_subagents: int = setting(
+        "max_subagents", 5, "Most facets planned, and most tasks sent per round."
     )
-    max_rounds: int = field(
-        default=3,
-        metadata={"description": "Re-delegation rounds after the first; 0 disables."},
+    max_rounds: int = setting(
+        "max_rounds", 3, "Re-delegation rounds after the first; 0 disables."
     )
-    min_findings_per_value: int = field(
-        default=1,
-        metadata={
-            "description": "Verified findings a value needs to count as covered."
-        },
+    max_parallel: int = setting(
+        "max_parallel", 4, "Most subagents of one run working at once."
     )
-    findings_per_value: int = field(
-        default=3,
-        metadata={"description": "Findings an extractive subagent cuts per value."},
+    min_findings_per_value: int = setting(
+        "min_findings_per_value",
+        1,
+        "Verified findings a value needs to count as covered.",
     )
-    task_timeout_s: float = field(
-        default=120.0,
-        metadata={"description": "Seconds a subagent task may run before it fails."},
+    findings_per_value: int = setting(
+        "findings_per_value", 3, "Findings an extractive subagent cuts per value."
     )
-    lead_timeout_s: float = field(
-        default=180.0,
-        metadata={
-            "description": "Seconds each lead step (plan, enumerate, write) may take."
-        },
+    task_timeout_s: float = setting(
+        "task_timeout_s", 120.0, "Seconds a subagent task may run before it fails."
+    )
+    lead_timeout_s: float = setting(
+        "lead_timeout_s",
+        180.0,
+        "Seconds each lead step (plan, enumerate, write) may take.",
     )
 
     def __post_init__(self) -> None:
-        """Fill fields left at their default from `DELEGATOR_<FIELD>`."""
-        for f in fields(self):
-            env = os.environ.get(f"DELEGATOR_{f.name.upper()}")
-            if env is None or getattr(self, f.name) != f.default:
-                continue
-            kind = type(getattr(self, f.name))
-            try:
-                setattr(self, f.name, kind(env))
-            except ValueError as err:
-                raise ConfigError(
-                    f"DELEGATOR_{f.name.upper()}={env!r} is not a valid {kind.__name__}"
-                ) from err
-        for name in ("max_subagents", "min_findings_per_value", "findings_per_value"):
+        """Refuse settings out of range and model specs that name nothing."""
+        for name in (
+            "max_subagents",
+            "max_parallel",
+            "min_findings_per_value",
+            "findings_per_value",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_rounds < 0:

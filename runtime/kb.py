@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
@@ -206,8 +207,12 @@ def _insert(db: sqlite3.Connection, doc: Document) -> int:
     return len(rows)
 
 
-def open_default(kb_path: str = "") -> KnowledgeBase:
-    """Open `kb_path`, or the shipped FreshWiki index, building it on first use."""
+@functools.cache
+def knowledge_base(kb_path: str = "") -> KnowledgeBase:
+    """The knowledge base at `kb_path`, or the shipped FreshWiki index, opened once.
+
+    The shipped index is built on first use.
+    """
     if kb_path:
         return KnowledgeBase(kb_path)
     if not DEFAULT_KB_PATH.is_file():

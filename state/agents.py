@@ -15,14 +15,11 @@ class AgentManifest(BaseModel):
     agent_id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     version: str = "1"
     description: str = Field(min_length=1)
-    domains: tuple[str, ...] = ()
     tools: tuple[str, ...] = Field(min_length=1)
     disallowed_tools: tuple[str, ...] = ()
     model: Literal["subagent", "lead"] = "subagent"
     max_turns: int = Field(default=6, ge=1, le=50)
     timeout_s: float = Field(default=60.0, gt=0)
-    input_schema: str = "TaskDefinition"
-    output_schema: str = "TaskResult"
     system_prompt: str = Field(min_length=1)
 
     @property

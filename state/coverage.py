@@ -1,13 +1,16 @@
-"""Coverage as data: what a round of delegation reached and what it missed."""
+"""Coverage as data: the rule that says a value is covered, and each round's tally."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from state.findings import Finding
+
+ValueStatus = Literal["covered", "weak", "not covered"]
 
 
 def count_by_value(findings: Iterable[Finding]) -> Counter[str]:
@@ -15,8 +18,15 @@ def count_by_value(findings: Iterable[Finding]) -> Counter[str]:
     return Counter(v for f in findings if f.verified for v in f.values)
 
 
-class GapReport(BaseModel):
-    """The outcome of one `gap_check`: coverage of every plan value."""
+def status_of(findings: int, need: int) -> ValueStatus:
+    """The coverage rule: `need` verified findings cover a value; fewer are weak."""
+    if findings >= need:
+        return "covered"
+    return "weak" if findings else "not covered"
+
+
+class RoundCoverage(BaseModel):
+    """Coverage of every plan value after one round, as `gap_check` measured it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -31,3 +41,29 @@ class GapReport(BaseModel):
     )
     coverage: float = Field(ge=0.0, le=1.0)
     improved: bool = Field(description="Whether this round added coverage or values.")
+
+    @classmethod
+    def measure(
+        cls,
+        values: tuple[str, ...],
+        findings: Iterable[Finding],
+        *,
+        need: int,
+        round_no: int,
+        new_values: tuple[str, ...],
+        previous: RoundCoverage | None,
+    ) -> RoundCoverage:
+        """Apply the coverage rule to every value after round `round_no`."""
+        counts = count_by_value(findings)
+        status = {v: status_of(counts[v], need) for v in values}
+        covered = tuple(v for v in values if status[v] == "covered")
+        gained = previous is None or len(covered) > len(previous.covered)
+        return cls(
+            round=round_no,
+            covered=covered,
+            uncovered=tuple(v for v in values if status[v] != "covered"),
+            weak=tuple(v for v in values if status[v] == "weak"),
+            new_values=new_values,
+            coverage=len(covered) / len(values) if values else 1.0,
+            improved=gained or bool(new_values),
+        )

@@ -1,4 +1,4 @@
-"""The one event type of a run: DELEGATE, RESULT, RETRY, ESCALATE, COVERAGE, GATE."""
+"""The one event type of a run: DELEGATE, RESULT and COVERAGE."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EventKind = Literal["DELEGATE", "RESULT", "RETRY", "ESCALATE", "COVERAGE", "GATE"]
+EventKind = Literal["DELEGATE", "RESULT", "COVERAGE"]
 
 
 class Event(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from typing_extensions import TypedDict
 
-from state.coverage import GapReport
+from state.coverage import RoundCoverage
 from state.events import Event
 from state.findings import Finding
 from state.plan import CoveragePlan
@@ -38,10 +38,12 @@ class ResearchState(TypedDict, total=False):
         pending: Tasks to send in the coming fan-out.
         round: The current delegation round, 0 for the first fan-out.
         results: Every subagent result, keyed by task id (parallel writers).
-        findings: Deduplicated findings of all rounds, verified.
+        findings: Deduplicated findings of all rounds; after `verify`, only
+            the verified ones.
         dropped: How many findings failed verification.
-        gaps: One GapReport per round, in order.
-        events: DELEGATE/RESULT/COVERAGE events, appended by every node.
+        coverage: One RoundCoverage per round, in order.
+        events: DELEGATE/RESULT/COVERAGE events, appended by the nodes that
+            emit them (dispatch, subagent, gap_check).
         lead_tokens: Tokens the lead model used (plan, enumerate, write).
         report: The final report; None until write runs.
     """
@@ -54,7 +56,7 @@ class ResearchState(TypedDict, total=False):
     results: Annotated[dict[str, TaskResult], merge_results]
     findings: list[Finding]
     dropped: int
-    gaps: Annotated[list[GapReport], operator.add]
+    coverage: Annotated[list[RoundCoverage], operator.add]
     events: Annotated[list[Event], operator.add]
     lead_tokens: Annotated[int, operator.add]
     report: Report | None

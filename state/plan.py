@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Sequence
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -33,7 +35,7 @@ class Facet(BaseModel):
     id: Text
     title: Text
     brief: Text = Field(description="What the subagent is asked to do.")
-    covers: tuple[Text, ...] = Field(
+    values: tuple[Text, ...] = Field(
         min_length=1, description="Dimension values this facet owns."
     )
     agent_id: Text = DEFAULT_AGENT
@@ -43,17 +45,32 @@ class Facet(BaseModel):
     )
 
 
-def facet_for_value(question: str, value: str, taken: set[str]) -> Facet:
-    """A facet of its own for one value, with an id not in `taken` (added to it)."""
-    n = len(taken)
-    while f"f{n}" in taken:
-        n += 1
-    taken.add(f"f{n}")
-    return Facet(
-        id=f"f{n}",
-        title=value,
-        brief=f"Find what the sources say about {value}, as it bears on: {question}",
-        covers=(value,),
+def facet_id(n: int) -> str:
+    """The id of the plan's `n`-th facet: facets are numbered by code, not models."""
+    return f"f{n}"
+
+
+def fresh_facet_ids(taken: Iterable[str], count: int) -> list[str]:
+    """`count` facet ids, numbered on from the ones `taken`, none among them."""
+    used = set(taken)
+    numbers = itertools.count(len(used))
+    fresh = (facet_id(n) for n in numbers if facet_id(n) not in used)
+    return list(itertools.islice(fresh, count))
+
+
+def facets_for_values(
+    question: str, values: Sequence[str], taken: Iterable[str] = ()
+) -> tuple[Facet, ...]:
+    """A facet of its own for each value, with ids not among `taken`."""
+    return tuple(
+        Facet(
+            id=fid,
+            title=value,
+            brief=f"Find what the sources say about {value}, as it bears on: "
+            f"{question}",
+            values=(value,),
+        )
+        for fid, value in zip(fresh_facet_ids(taken, len(values)), values, strict=True)
     )
 
 
@@ -80,7 +97,7 @@ class CoveragePlan(BaseModel):
                     id=DIRECT_FACET,
                     title="Answer",
                     brief=question,
-                    covers=(question,),
+                    values=(question,),
                     agent_id=LEAD_AGENT,
                 ),
             ),
@@ -94,11 +111,9 @@ class CoveragePlan(BaseModel):
 
     def owner(self, value: str) -> Facet | None:
         """The facet that owns `value`, if any."""
-        return next((f for f in self.facets if value in f.covers), None)
+        return next((f for f in self.facets if value in f.values), None)
 
-    def extended(
-        self, dimension: str, values: list[str], taken: set[str]
-    ) -> CoveragePlan:
+    def extended(self, dimension: str, values: Sequence[str]) -> CoveragePlan:
         """This plan with `values` added to `dimension`, each with its own facet."""
         if not values:
             return self
@@ -108,10 +123,8 @@ class CoveragePlan(BaseModel):
             dims.append(Dimension(name=dimension, values=tuple(values)))
         else:
             dims[at] = Dimension(name=dimension, values=(*dims[at].values, *values))
-        facets = (
-            *self.facets,
-            *(facet_for_value(self.question, v, taken) for v in values),
-        )
+        taken = [f.id for f in self.facets]
+        facets = (*self.facets, *facets_for_values(self.question, values, taken))
         return self.model_copy(update={"dimensions": tuple(dims), "facets": facets})
 
 
@@ -145,10 +158,10 @@ def lint_plan(plan: CoveragePlan) -> CoveragePlan:
     if plan.direct_answer:
         return plan
     known = set(plan.values)
-    owned = {v for f in plan.facets for v in f.covers}
+    owned = {v for f in plan.facets for v in f.values}
     unowned = [v for v in plan.values if v not in owned]
     unknown = list(
-        dict.fromkeys(v for f in plan.facets for v in f.covers if v not in known)
+        dict.fromkeys(v for f in plan.facets for v in f.values if v not in known)
     )
     ids = [f.id for f in plan.facets]
     reused = list(dict.fromkeys(i for i in ids if ids.count(i) > 1))
@@ -160,7 +173,7 @@ def lint_plan(plan: CoveragePlan) -> CoveragePlan:
 def _merge_overlaps(facets: tuple[Facet, ...]) -> list[Facet]:
     merged: list[Facet] = []
     for facet in facets:
-        overlapping = [m for m in merged if set(m.covers) & set(facet.covers)]
+        overlapping = [m for m in merged if set(m.values) & set(facet.values)]
         for m in overlapping:
             merged.remove(m)
         group = [*overlapping, facet]
@@ -172,7 +185,7 @@ def _merge_overlaps(facets: tuple[Facet, ...]) -> list[Facet]:
                 id=group[0].id,
                 title=" / ".join(f.title for f in group),
                 brief="\n".join(f.brief for f in group),
-                covers=tuple(dict.fromkeys(v for f in group for v in f.covers)),
+                values=tuple(dict.fromkeys(v for f in group for v in f.values)),
                 agent_id=group[0].agent_id,
                 acceptance=group[0].acceptance,
             )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.findings import Source
+from state.coverage import RoundCoverage, ValueStatus, count_by_value, status_of
+from state.findings import Finding, Source
+from state.plan import CoveragePlan
+from state.tasks import TaskResult
 
 
 class CoverageRow(BaseModel):
@@ -17,7 +21,26 @@ class CoverageRow(BaseModel):
     value: str
     facet: str
     findings: int
-    status: Literal["covered", "weak", "not covered"]
+    status: ValueStatus
+
+
+def coverage_table(
+    plan: CoveragePlan, findings: Iterable[Finding], need: int
+) -> list[CoverageRow]:
+    """One row per plan value: its facet, its verified findings, its status."""
+    counts = count_by_value(findings)
+    rows = []
+    for value in plan.values:
+        owner = plan.owner(value)
+        rows.append(
+            CoverageRow(
+                value=value,
+                facet=owner.title if owner else "-",
+                findings=counts[value],
+                status=status_of(counts[value], need),
+            )
+        )
+    return rows
 
 
 class Citation(BaseModel):
@@ -49,6 +72,35 @@ class RunSummary(BaseModel):
     critical_path_seconds: float = Field(
         default=0.0, description="Sum over rounds of the slowest task."
     )
+
+    @classmethod
+    def of(
+        cls,
+        results: Sequence[TaskResult],
+        coverage: Sequence[RoundCoverage],
+        *,
+        findings: int,
+        dropped: int,
+        lead_tokens: int,
+        citations_dropped: int,
+    ) -> RunSummary:
+        """The run's numbers, from its results and coverage history."""
+        slowest: dict[int, float] = defaultdict(float)
+        for r in results:
+            slowest[r.round] = max(slowest[r.round], r.execution_time_s)
+        return cls(
+            tasks=len(results),
+            failures=sum(r.status == "failed" for r in results),
+            rounds=len(slowest),
+            coverage=coverage[-1].coverage if coverage else 0.0,
+            findings=findings,
+            findings_dropped=dropped,
+            citations_dropped=citations_dropped,
+            tokens=sum(r.tokens for r in results) + lead_tokens,
+            lead_tokens=lead_tokens,
+            subagent_seconds=round(sum(r.execution_time_s for r in results), 3),
+            critical_path_seconds=round(sum(slowest.values()), 3),
+        )
 
 
 class Report(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -28,14 +29,11 @@ class TaskDefinition(BaseModel):
     trace_id: str = Field(description="Id of the whole run the task belongs to.")
     agent_id: str
     facet_id: str
-    objective: str = Field(description="The brief: what to find out.")
+    question: str = Field(description="The question the whole run answers.")
+    brief: str = Field(description="What to find out: the facet's brief.")
     values: tuple[str, ...] = Field(description="Dimension values to cover.")
-    context: str = Field(description="Only what the subagent needs: the question.")
-    constraints: tuple[str, ...] = ()
-    output_format: str = "findings: claim, verbatim quote, passage id, values"
+    acceptance: str = Field(description="What a good answer holds.")
     timeout_s: float = 60.0
-    priority: int = 0
-    retry_limit: int = 0
     round: int = 0
 
     @classmethod
@@ -55,10 +53,10 @@ class TaskDefinition(BaseModel):
             trace_id=trace_id,
             agent_id=facet.agent_id,
             facet_id=facet.id,
-            objective=facet.brief,
-            values=values or facet.covers,
-            context=question,
-            constraints=(facet.acceptance,),
+            question=question,
+            brief=facet.brief,
+            values=values or facet.values,
+            acceptance=facet.acceptance,
             timeout_s=timeout_s,
             round=round_no,
         )
@@ -85,3 +83,36 @@ class TaskResult(BaseModel):
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
     tokens: int = Field(default=0, ge=0, description="Model tokens used, 0 if none.")
     steps: int = Field(default=0, ge=0, description="Model turns and tool calls.")
+
+    @classmethod
+    def of(
+        cls,
+        task: TaskDefinition,
+        *,
+        findings: Sequence[Finding],
+        errors: Sequence[str],
+        started_at: datetime,
+        seconds: float,
+        tokens: int = 0,
+        steps: int = 0,
+        failed: bool = False,
+    ) -> TaskResult:
+        """The result of `task`: failed, a success (findings, no errors) or partial."""
+        status: TaskStatus = (
+            "failed" if failed else "success" if findings and not errors else "partial"
+        )
+        return cls(
+            task_id=task.task_id,
+            agent_id=task.agent_id,
+            facet_id=task.facet_id,
+            round=task.round,
+            values=task.values,
+            status=status,
+            findings=tuple(findings),
+            errors=tuple(errors),
+            started_at=started_at,
+            execution_time_s=seconds,
+            confidence=max((f.confidence for f in findings), default=0.0),
+            tokens=tokens,
+            steps=steps,
+        )

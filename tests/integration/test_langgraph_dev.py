@@ -119,7 +119,7 @@ def test_run_streams_events_and_ends_with_a_cited_report(
     report = values["report"]
     assert report["coverage_table"] and report["citations"]
     assert "[1]" in report["markdown"]
-    assert [g["round"] for g in values["gaps"]] == [0, 1]
+    assert [g["round"] for g in values["coverage"]] == [0, 1]
 
 
 def test_bad_question_fails_the_run_with_a_clear_error(

@@ -87,7 +87,7 @@ def test_progress_goes_to_stderr(
     [
         (["research", "   "], "question is empty"),
         (["research", "floods", "--max-rounds", "-1"], "max_rounds must be 0 or more"),
-        (["research", "floods", "--max-parallel", "0"], "--max-parallel"),
+        (["research", "floods", "--max-parallel", "0"], "max_parallel must be at"),
         (["research", "floods", "--lead-model", "nope"], "unknown model spec"),
         (["research", "floods", "--kb", "/nonexistent/kb.sqlite"], "no knowledge base"),
         (["ingest", "/nonexistent/folder", "--kb", "/tmp/x.sqlite"], "does not exist"),

@@ -41,7 +41,7 @@ def test_extractive_subagents_of_a_round_overlap(
 
     monkeypatch.setattr(KnowledgeBase, "search", watched_search)
     question = "Which natural disasters struck in 2022 and 2023?"
-    state = research(question, extractive(freshwiki_kb, max_rounds=0))
+    state = research(question, extractive(freshwiki_kb, max_rounds=0, max_parallel=5))
     first_round = [r for r in state["results"].values() if r.round == 0]
     assert len(first_round) == 5
     assert searches["peak"] >= 2

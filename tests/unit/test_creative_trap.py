@@ -26,7 +26,7 @@ NARROW_PLAN: dict[str, Any] = {
             "id": f"f{i}",
             "title": v.title(),
             "brief": f"How AI changes {v}.",
-            "covers": [v],
+            "values": [v],
         }
         for i, v in enumerate(FIRST)
     ],
@@ -61,7 +61,7 @@ def run(
 
 
 def test_enumerator_names_what_the_plan_missed(run: dict[str, Any]) -> None:
-    first_round = run["gaps"][0]
+    first_round = run["coverage"][0]
     assert first_round.covered == tuple(FIRST)
     assert first_round.new_values == tuple(MISSED)
 

@@ -64,7 +64,7 @@ def test_every_delegation_has_a_result_on_the_stream(
     rounds = [
         e for e in custom if e["event"] == "COVERAGE" and e["stage"] == "gap_check"
     ]
-    assert [e["round"] for e in rounds] == [g.round for g in final["gaps"]]
+    assert [e["round"] for e in rounds] == [g.round for g in final["coverage"]]
     assert [e["kind"] for e in (ev.model_dump() for ev in final["events"])].count(
         "DELEGATE"
     ) == len(delegated)

@@ -133,7 +133,7 @@ def test_plan_with_unowned_value_is_sent_back_then_repaired(
         fake_models, creative_kb, unowned, unowned, {"dimensions": []}
     )
     state = research(QUESTION, context)
-    owners = {v: f.id for f in state["plan"].facets for v in f.covers}
+    owners = {v: f.id for f in state["plan"].facets for v in f.values}
     assert set(owners) >= set(FIRST)
     first_round = [r for r in state["results"].values() if r.round == 0]
     assert sorted(v for r in first_round for v in r.values) == sorted(FIRST)
@@ -170,7 +170,7 @@ def test_malformed_subagent_report_is_a_partial_result(
     state = narrow_run(fake_models, creative_kb, garbled)
     results = list(state["results"].values())
     assert {r.status for r in results} == {"partial"}
-    assert all("SubagentReport" in r.errors[0] for r in results)
+    assert all("SubagentAnswer" in r.errors[0] for r in results)
 
 
 def test_invented_quotes_are_dropped_and_counted(
@@ -289,9 +289,9 @@ def test_failing_enumerator_costs_only_its_enumeration(
     state = research(QUESTION, context)
     failures = [e for e in state["events"] if e.fields.get("stage") == "enumerate"]
     assert len(failures) == 1 and "Enumeration" in str(failures[0].fields["error"])
-    assert state["gaps"][0].covered == tuple(FIRST)
+    assert state["coverage"][0].covered == tuple(FIRST)
     # the corpus probe still ran: it found the three media the plan left out
-    assert {v.removeprefix("AI in ") for v in state["gaps"][0].new_values} == set(
+    assert {v.removeprefix("AI in ") for v in state["coverage"][0].new_values} == set(
         MISSED
     )
 
@@ -309,7 +309,7 @@ def test_a_plan_naming_an_undefined_agent_is_refused() -> None:
     plan = CoveragePlan(
         question="q",
         dimensions=(Dimension(name="d", values=("a",)),),
-        facets=(Facet(id="f0", title="a", brief="b", covers=("a",), agent_id="ghost"),),
+        facets=(Facet(id="f0", title="a", brief="b", values=("a",), agent_id="ghost"),),
     )
     with pytest.raises(DefinitionError, match="no subagent definition for ghost"):
         check_agents(plan, load_registry())

@@ -6,7 +6,7 @@ from state.plan import CoveragePlan, Dimension, Facet, PlanLintError, lint_plan
 
 
 def facet(fid: str, *covers: str) -> Facet:
-    return Facet(id=fid, title=fid, brief=f"research {fid}", covers=covers)
+    return Facet(id=fid, title=fid, brief=f"research {fid}", values=covers)
 
 
 def plan(*facets: Facet, values: tuple[str, ...] = ("a", "b", "c")) -> CoveragePlan:
@@ -31,7 +31,7 @@ def test_value_outside_every_dimension_is_rejected() -> None:
 def test_overlapping_facets_are_merged() -> None:
     linted = lint_plan(plan(facet("f1", "a", "b"), facet("f2", "b", "c")))
     assert len(linted.facets) == 1
-    assert linted.facets[0].covers == ("a", "b", "c")
+    assert linted.facets[0].values == ("a", "b", "c")
     assert linted.facets[0].id == "f1"
 
 
@@ -45,8 +45,8 @@ def test_overlap_merges_transitively_and_keeps_disjoint_facets() -> None:
             values=("a", "b", "c"),
         )
     )
-    assert sorted(f.covers for f in linted.facets) == [("a", "b"), ("c",)]
-    owners = [v for f in linted.facets for v in f.covers]
+    assert sorted(f.values for f in linted.facets) == [("a", "b"), ("c",)]
+    owners = [v for f in linted.facets for v in f.values]
     assert len(owners) == len(set(owners))
 
 

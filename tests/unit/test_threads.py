@@ -25,7 +25,7 @@ def test_second_question_on_a_thread_does_not_inherit_the_first(
     first = asyncio.run(ask("Which natural disasters struck in 2022 and 2023?"))
     second = asyncio.run(ask("Who won the 2022 UEFA Champions League final?"))
     assert not set(first["results"]) & set(second["results"])
-    assert [g.round for g in second["gaps"]] == list(range(len(second["gaps"])))
+    assert [g.round for g in second["coverage"]] == list(range(len(second["coverage"])))
     delegated = [e for e in second["events"] if e.kind == "DELEGATE"]
     assert len(delegated) == len(second["results"]) - second["plan"].direct_answer
     cited = {f.source.doc_id for f in second["findings"]}

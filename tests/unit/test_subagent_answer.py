@@ -1,24 +1,25 @@
-"""A subagent's reported findings are checked against its task and the corpus."""
+"""A subagent's claimed findings are checked against its task and the corpus."""
 
 from __future__ import annotations
 
 from runtime.kb import KnowledgeBase
 from state.tasks import TaskDefinition
-from subagents.subgraph import ReportedFinding, to_finding
+from subagents.contract import ClaimedFinding, to_finding
 
 TASK = TaskDefinition(
     task_id="t",
     trace_id="r",
     agent_id="researcher",
     facet_id="f1",
-    objective="AI in music and film",
+    question="q",
+    brief="AI in music and film",
     values=("music", "film"),
-    context="q",
+    acceptance="a quoted finding per value",
 )
 
 
-def report(passage_id: str, *values: str) -> ReportedFinding:
-    return ReportedFinding(
+def report(passage_id: str, *values: str) -> ClaimedFinding:
+    return ClaimedFinding(
         claim="c", quote="q", passage_id=passage_id, values=list(values)
     )
 

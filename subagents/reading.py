@@ -1,6 +1,7 @@
 """Extractive reading: verbatim sentences that best answer a set of terms.
 
-The no-LLM mode cuts its findings with these; they are quotes by construction.
+Extractive subagents and the lead's direct answer cut their findings with
+these; they are quotes by construction.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runtime.kb import KnowledgeBase, stem, terms
+from state.findings import Finding
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[]?[A-Z0-9])|\n+")
 MIN_SENTENCE_CHARS = 40
@@ -62,3 +64,28 @@ def best_sentences(
             if current is None or score > current.score:
                 best[passage_id] = Extract(passage_id, sentence, score, score / total)
     return sorted(best.values(), key=lambda e: -e.score)[:n]
+
+
+def quoted_findings(
+    extracts: Iterable[Extract],
+    kb: KnowledgeBase,
+    *,
+    facet_id: str,
+    values: tuple[str, ...],
+) -> list[Finding]:
+    """Each extract as a finding that claims what it quotes, citing its passage."""
+    findings = []
+    for extract in extracts:
+        passage = kb.passage(extract.passage_id)
+        if passage is not None:
+            findings.append(
+                Finding(
+                    claim=extract.sentence,
+                    quote=extract.sentence,
+                    source=passage.source(),
+                    facet_ids=(facet_id,),
+                    values=values,
+                    confidence=round(extract.matched, 3),
+                )
+            )
+    return findings

@@ -1,0 +1,1 @@
+"""The coordinator's roles, each with its LLM and extractive implementations."""

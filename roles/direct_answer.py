@@ -1,0 +1,46 @@
+"""Answer directly: the lead's own quoted answer to a question one lookup answers.
+
+Both modes answer the same way, by extractive reading: one search, the best
+sentences quoted. The findings are verified like any subagent's.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from runtime.kb import KnowledgeBase, terms
+from state.plan import DIRECT_FACET, CoveragePlan
+from state.tasks import TaskDefinition, TaskResult
+from subagents.reading import best_sentences, idf_weights, quoted_findings
+
+DIRECT_ANSWER_SENTENCES = 3
+
+
+def answer_directly(
+    kb: KnowledgeBase, plan: CoveragePlan, trace_id: str, timeout_s: float
+) -> TaskResult:
+    """The result of the lead's direct answer to a direct plan's question."""
+    (facet,) = plan.facets
+    task = TaskDefinition.for_facet(
+        facet,
+        question=plan.question,
+        trace_id=trace_id,
+        round_no=0,
+        timeout_s=timeout_s,
+    )
+    started, clock = datetime.now(UTC), time.perf_counter()
+    hits = kb.search(plan.question, 5)
+    weights = idf_weights(kb, terms(plan.question))
+    extracts = best_sentences(
+        [(h.passage_id, h.text) for h in hits], weights, DIRECT_ANSWER_SENTENCES
+    )
+    findings = quoted_findings(extracts, kb, facet_id=DIRECT_FACET, values=task.values)
+    return TaskResult.of(
+        task,
+        findings=findings,
+        errors=[],
+        started_at=started,
+        seconds=time.perf_counter() - clock,
+        steps=1,
+    )

@@ -1,0 +1,198 @@
+"""Enumerate what the plan missed: a second, independent look at the question.
+
+`ModelEnumerator` (LLM mode) asks the lead to list values the plan lacks;
+`CorpusProbe` (every mode) finds relevant documents that nothing cites. The
+probe works by pseudo-relevance feedback: the verified quotes of the answer so
+far tell which words its documents share (words that recur across several of
+them, weighted by rarity). A query of those words, interpolated with the
+question, ranks the corpus again. A document is relevant when the question
+alone or the interpolated query reaches it; relevant documents that no finding
+cites and no plan value names are values the plan never named.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
+from runtime.models import lead_deadline
+from runtime.structured import ainvoke_structured, schema_instructions
+from state.findings import Finding, normalize_text
+from state.plan import CoveragePlan, Dimension
+
+EXPANSION_TERMS = 10
+_DEPTH = 100
+PROBE_DIMENSION = "subject"
+"""Where the corpus probe puts the documents it finds: they are subjects."""
+
+
+@dataclass(frozen=True)
+class Enumerated:
+    """Values an enumerator found missing, by dimension, and the tokens it used."""
+
+    values: dict[str, list[str]]
+    tokens: int = 0
+
+
+class Enumerator(Protocol):
+    """Finds values a complete answer needs that the plan does not name."""
+
+    async def missing(
+        self, plan: CoveragePlan, findings: Sequence[Finding]
+    ) -> Enumerated:
+        """Values `plan` lacks, given the findings so far."""
+        ...
+
+
+ENUMERATE_PROMPT = """You check a research plan for breadth, independently of
+whoever wrote it. Given the question and the dimensions and values the plan
+names, list the values a complete answer must also cover that the plan does not
+name: more values of its dimensions, or a dimension it missed. Name only values
+that are distinct from the ones listed. If nothing is missing, return an empty list.
+
+{format}"""
+
+
+class Enumeration(BaseModel):
+    """Values the enumerator adds, by dimension (existing or new)."""
+
+    dimensions: list[Dimension] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ModelEnumerator:
+    """The lead's second, independent enumeration of values the plan lacks."""
+
+    model: BaseChatModel
+    timeout_s: float
+
+    async def missing(
+        self, plan: CoveragePlan, findings: Sequence[Finding]
+    ) -> Enumerated:
+        """Ask the lead, within its deadline; keep only values the plan lacks."""
+        named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
+        messages = [
+            SystemMessage(
+                ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))
+            ),
+            HumanMessage(f"Question: {plan.question}\n\nThe plan names:\n{named}"),
+        ]
+        async with lead_deadline(self.timeout_s, "enumerating"):
+            answer, tokens = await ainvoke_structured(self.model, messages, Enumeration)
+        known = {normalize_text(v) for v in plan.values}
+        missing: dict[str, list[str]] = {}
+        for dimension in answer.dimensions:
+            for value in dimension.values:
+                if normalize_text(value) not in known:
+                    known.add(normalize_text(value))
+                    missing.setdefault(dimension.name, []).append(value)
+        return Enumerated(missing, tokens)
+
+
+@dataclass(frozen=True)
+class CorpusProbe:
+    """Titles of relevant documents that no finding cites and no value names."""
+
+    kb: KnowledgeBase
+    limit: int
+
+    async def missing(
+        self, plan: CoveragePlan, findings: Sequence[Finding]
+    ) -> Enumerated:
+        """Probe the knowledge base, off the event loop."""
+        return await asyncio.to_thread(self._missing, plan, findings)
+
+    def _missing(self, plan: CoveragePlan, findings: Sequence[Finding]) -> Enumerated:
+        verified = [f for f in findings if f.verified]
+        found = probe(
+            self.kb,
+            plan.question,
+            feedback=[(f.source.doc_id, f.quote) for f in verified],
+            known={f.source.doc_id for f in verified},
+            names=plan.values,
+        )
+        titles = [p.title for p in found.documents][: self.limit]
+        return Enumerated({PROBE_DIMENSION: titles} if titles else {})
+
+
+def enumerators(
+    model: BaseChatModel | None, kb: KnowledgeBase, *, limit: int, timeout_s: float
+) -> list[Enumerator]:
+    """The lead's enumeration (LLM mode), then the corpus probe (every mode)."""
+    corpus: list[Enumerator] = [CorpusProbe(kb, limit)]
+    return corpus if model is None else [ModelEnumerator(model, timeout_s), *corpus]
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """Documents the probe proposes, best first, and the words it expanded with."""
+
+    documents: tuple[Passage, ...]
+    expansion: tuple[str, ...]
+
+
+def expansion_terms(
+    kb: KnowledgeBase, question: str, feedback: Iterable[tuple[str, str]], n: int
+) -> list[str]:
+    """Words that several feedback documents share, weighted by rarity.
+
+    `feedback` holds (doc_id, text) pairs.
+    """
+    asked = set(terms(question))
+    docs_with: dict[str, set[str]] = defaultdict(set)
+    for doc_id, text in feedback:
+        for word in terms(text):
+            if word not in asked and len(word) > 2 and not word.isdigit():
+                docs_with[word].add(doc_id)
+    shared = [w for w, docs in docs_with.items() if len(docs) >= 2]
+    freqs = kb.document_frequencies(shared)
+    weight = {w: len(docs_with[w]) * math.log(kb.size / (1 + freqs[w])) for w in shared}
+    return sorted(shared, key=lambda w: (-weight[w], w))[:n]
+
+
+def probe(
+    kb: KnowledgeBase,
+    question: str,
+    feedback: Iterable[tuple[str, str]],
+    known: Iterable[str],
+    names: Iterable[str],
+) -> ProbeResult:
+    """Documents relevant to `question` that are not `known` and no name covers.
+
+    `known` are doc ids already cited; `names` are plan values: a document
+    whose title holds every word of a value is taken as named by it.
+    """
+    expansion = expansion_terms(kb, question, feedback, EXPANSION_TERMS)
+    by_question = kb.rank_documents(question, _DEPTH)
+    by_expansion = kb.rank_documents(" ".join(expansion), _DEPTH) if expansion else []
+    best = {p.doc_id: p for p in [*by_expansion, *by_question]}
+    base, expanded = _normalised(by_question), _normalised(by_expansion)
+    scores = {
+        d: max(base.get(d, 0.0), 0.5 * base.get(d, 0.0) + 0.5 * expanded.get(d, 0.0))
+        for d in best
+    }
+    known_ids = set(known)
+    value_words = [set(terms(v)) for v in names]
+    found = []
+    for doc in sorted(scores, key=lambda d: (-scores[d], d)):
+        if scores[doc] < RELEVANT_SHARE:
+            break
+        title_words = set(terms(best[doc].title))
+        if doc in known_ids or any(w and w <= title_words for w in value_words):
+            continue
+        found.append(best[doc])
+    return ProbeResult(tuple(found), tuple(expansion))
+
+
+def _normalised(ranked: list[Passage]) -> dict[str, float]:
+    top = ranked[0].score if ranked else 1.0
+    return {p.doc_id: p.score / top for p in ranked}

@@ -1,0 +1,226 @@
+"""Plan: the dimensions a question spans and the facets that own their values.
+
+`ModelPlanner` asks the lead model; `CorpusPlanner` (extractive mode) plans
+from what the knowledge base holds. `planner` picks one for a context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field, model_validator
+
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
+from runtime.models import lead_deadline
+from runtime.structured import ainvoke_structured, schema_instructions
+from state.agents import AgentManifest
+from state.plan import (
+    DEFAULT_AGENT,
+    CoveragePlan,
+    Dimension,
+    Facet,
+    PlanLintError,
+    facet_id,
+    facets_for_values,
+    lint_plan,
+)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A linted plan and the lead tokens it took."""
+
+    plan: CoveragePlan
+    tokens: int = 0
+
+
+class Planner(Protocol):
+    """Plans the coverage of a question."""
+
+    async def plan(self, question: str) -> Planned:
+        """The linted plan for `question`."""
+        ...
+
+
+PLAN_PROMPT = """You plan research that answers a broad question completely.
+
+First enumerate the dimensions the question spans. A dimension is one axis of
+the answer (for "the impact of AI on creative industries": medium = visual art,
+music, writing, film and TV, performing arts, games, design). List every value a
+complete answer must cover, not only the obvious ones.
+
+Then write at most {max_facets} facets. Each facet is one subagent's task: a
+title, a brief that says exactly what to find, and `values`, the dimension
+values it owns. Every value must be owned by exactly one facet; no two facets
+may own the same value. Assign each facet an agent from: {agents}.
+
+If one or two searches would answer the question (it asks for a single fact),
+set direct_answer to true and leave dimensions and facets empty.
+
+{format}"""
+
+
+class PlanDraft(BaseModel):
+    """The lead's plan, before the lint: the contract's own dimensions and facets."""
+
+    direct_answer: bool = False
+    dimensions: list[Dimension] = Field(default_factory=list)
+    facets: list[Facet] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _delegates_or_answers(self) -> PlanDraft:
+        if not self.direct_answer and not (self.dimensions and self.facets):
+            raise ValueError("a plan needs dimensions and facets unless direct_answer")
+        return self
+
+
+@dataclass(frozen=True)
+class ModelPlanner:
+    """The lead model plans; a plan the lint rejects gets one more try, then code.
+
+    Facets are numbered by code (f0, f1, ...) whatever ids the model chose, and
+    an agent no definition provides falls back to the default one.
+    """
+
+    model: BaseChatModel
+    max_facets: int
+    agents: dict[str, AgentManifest]
+    timeout_s: float
+
+    async def plan(self, question: str) -> Planned:
+        """Ask the lead for a plan within its deadline; lint and repair it."""
+        async with lead_deadline(self.timeout_s, "planning"):
+            return await self._plan(question)
+
+    async def _plan(self, question: str) -> Planned:
+        prompt = PLAN_PROMPT.format(
+            max_facets=self.max_facets,
+            agents="; ".join(
+                f"{a.agent_id} ({a.description})" for a in self.agents.values()
+            ),
+            format=schema_instructions(PlanDraft),
+        )
+        messages = [SystemMessage(prompt), HumanMessage(question)]
+        draft, tokens = await ainvoke_structured(self.model, messages, PlanDraft)
+        try:
+            return Planned(lint_plan(self._to_plan(question, draft)), tokens)
+        except PlanLintError as err:
+            messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
+            draft, used = await ainvoke_structured(self.model, messages, PlanDraft)
+            tokens += used
+        plan = self._to_plan(question, draft)
+        try:
+            return Planned(lint_plan(plan), tokens)
+        except PlanLintError as err:
+            return Planned(lint_plan(repair(plan, err)), tokens)
+
+    def _to_plan(self, question: str, draft: PlanDraft) -> CoveragePlan:
+        if draft.direct_answer:
+            return CoveragePlan.direct(question)
+        return CoveragePlan(
+            question=question,
+            dimensions=tuple(
+                d.model_copy(update={"values": tuple(dict.fromkeys(d.values))})
+                for d in draft.dimensions
+            ),
+            facets=tuple(
+                f.model_copy(
+                    update={
+                        "id": facet_id(n),
+                        "values": tuple(dict.fromkeys(f.values)),
+                        "agent_id": (
+                            f.agent_id if f.agent_id in self.agents else DEFAULT_AGENT
+                        ),
+                    }
+                )
+                for n, f in enumerate(draft.facets)
+            ),
+        )
+
+
+def repair(plan: CoveragePlan, err: PlanLintError) -> CoveragePlan:
+    """Drop values no dimension names; give each unowned value a facet of its own."""
+    facets = []
+    for facet in plan.facets:
+        values = tuple(v for v in facet.values if v not in err.unknown)
+        if values:
+            facets.append(facet.model_copy(update={"values": values}))
+    taken = [f.id for f in facets]
+    facets += facets_for_values(plan.question, err.unowned, taken)
+    return plan.model_copy(update={"facets": tuple(facets)})
+
+
+@dataclass(frozen=True)
+class CorpusPlanner:
+    """Extractive plan: the documents the question reaches are its values.
+
+    When one document stands out, its relevant sections are the values; when
+    only one section does, the question is answered directly.
+    """
+
+    kb: KnowledgeBase
+    max_facets: int
+
+    async def plan(self, question: str) -> Planned:
+        """Plan from the knowledge base, off the event loop."""
+        return Planned(await asyncio.to_thread(self._plan, question))
+
+    def _plan(self, question: str) -> CoveragePlan:
+        docs = self.kb.rank_documents(question, self.max_facets * 4)
+        if not docs:
+            return CoveragePlan.direct(question)
+        relevant = [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score]
+        if len(relevant) > 1:
+            values = tuple(d.title for d in relevant[: self.max_facets])
+            return one_dimension_plan(question, "subject", values)
+        sections = relevant_sections(self.kb, question, relevant[0])
+        if len(sections) <= 1:
+            return CoveragePlan.direct(question)
+        values = tuple(f"{relevant[0].title}: {s}" for s in sections[: self.max_facets])
+        return one_dimension_plan(question, f"aspect of {relevant[0].title}", values)
+
+
+def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
+    """Top-level sections of `doc` that the question's own words reach."""
+    title_words = set(terms(doc.title))
+    asked = " ".join(t for t in terms(question) if t not in title_words)
+    hits = kb.search(asked, 50, doc_id=doc.doc_id)
+    if not hits:
+        return []
+    best = hits[0].score
+    return list(
+        dict.fromkeys(
+            h.section.split(" > ")[0] for h in hits if h.score >= RELEVANT_SHARE * best
+        )
+    )
+
+
+def one_dimension_plan(
+    question: str, dimension: str, values: tuple[str, ...]
+) -> CoveragePlan:
+    """A linted plan of one dimension, each value a facet of its own."""
+    return lint_plan(
+        CoveragePlan(
+            question=question,
+            dimensions=(Dimension(name=dimension, values=values),),
+            facets=facets_for_values(question, values),
+        )
+    )
+
+
+def planner(
+    model: BaseChatModel | None,
+    kb: KnowledgeBase,
+    *,
+    max_facets: int,
+    agents: dict[str, AgentManifest],
+    timeout_s: float,
+) -> Planner:
+    """The lead model's planner, or the corpus planner when there is no model."""
+    if model is None:
+        return CorpusPlanner(kb, max_facets)
+    return ModelPlanner(model, max_facets, agents, timeout_s)

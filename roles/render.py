@@ -1,0 +1,101 @@
+"""Write: the Markdown report, numbered citations and what stayed uncovered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from state.findings import Finding
+from state.plan import CoveragePlan
+from state.report import Citation, CoverageRow, RunSummary
+from state.tasks import TaskResult
+
+
+def number_citations(
+    plan: CoveragePlan, findings: Sequence[Finding]
+) -> dict[str, Citation]:
+    """One citation number per cited passage, in the order the report cites them."""
+    order = {f.id: n for n, f in enumerate(plan.facets)}
+
+    def facet_order(finding: Finding) -> int:
+        return order.get(finding.facet_ids[0], len(order))
+
+    citations: dict[str, Citation] = {}
+    for finding in sorted(findings, key=facet_order):
+        key = finding.source.passage_id
+        if key not in citations:
+            citations[key] = Citation(number=len(citations) + 1, source=finding.source)
+    return citations
+
+
+def why_uncovered(value: str, results: Sequence[TaskResult]) -> str:
+    """A short reason a value stayed uncovered."""
+    tried = [r for r in results if value in r.values]
+    if not tried:
+        return "found by the coverage check; not delegated (round or task limit)"
+    errors = [e for r in tried for e in r.errors]
+    detail = f"; last error: {errors[-1]}" if errors else ""
+    return f"no verified finding after {len(tried)} task(s){detail}"
+
+
+def render_markdown(
+    plan: CoveragePlan,
+    findings: Sequence[Finding],
+    citations: dict[str, Citation],
+    table: Sequence[CoverageRow],
+    summary: RunSummary,
+    results: Sequence[TaskResult],
+    synthesis: str | None,
+) -> str:
+    """The report: coverage line, synthesis, facet sections, table, gaps, sources."""
+    gaps = [r.value for r in table if r.status != "covered"]
+    lines = [
+        f"# {plan.question}",
+        "",
+        f"Coverage: {len(table) - len(gaps)} of {len(table)} values "
+        f"({summary.coverage:.0%}) after {summary.rounds} round(s); "
+        f"{summary.tasks} task(s), {summary.findings} verified finding(s), "
+        f"{summary.findings_dropped} dropped in verification.",
+        "",
+    ]
+    if synthesis is not None:
+        lines += ["## Summary", "", synthesis, ""]
+    for title, own in facet_sections(plan, findings):
+        lines += [f"## {title}", ""]
+        lines += [f"- {f.claim} [{citations[f.source.passage_id].number}]" for f in own]
+        lines.append("")
+    lines += [
+        "## Coverage",
+        "",
+        "| Value | Facet | Findings | Status |",
+        "| --- | --- | ---: | --- |",
+    ]
+    lines += [
+        f"| {_cell(r.value)} | {_cell(r.facet)} | {r.findings} | {r.status} |"
+        for r in table
+    ]
+    lines.append("")
+    if gaps:
+        lines += ["## Not covered", ""]
+        lines += [f"- **{v}**: {why_uncovered(v, results)}" for v in gaps]
+        lines.append("")
+    lines += ["## Sources", ""]
+    for c in citations.values():
+        link = f" <{c.source.url}>" if c.source.url else ""
+        lines.append(f"{c.number}. {c.source.title}, {c.source.section}{link}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def facet_sections(
+    plan: CoveragePlan, findings: Sequence[Finding]
+) -> list[tuple[str, list[Finding]]]:
+    """Each facet with findings, by title: the findings it answered first."""
+    sections = []
+    for facet in plan.facets:
+        own = [f for f in findings if f.facet_ids[0] == facet.id]
+        if own:
+            sections.append((facet.title, own))
+    return sections
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")

@@ -1,0 +1,94 @@
+"""The subagent contract: the brief it is given, the answer it owes, the checks.
+
+Whatever produced an answer (a model or the extractive rules), only findings
+that pass `check_answer` leave the subagent.
+"""
+
+from __future__ import annotations
+
+from langchain_core.exceptions import OutputParserException
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel, Field
+
+from runtime.kb import KnowledgeBase
+from runtime.structured import parse, schema_instructions
+from state.findings import Finding, normalize_text
+from state.tasks import TaskDefinition
+
+
+class ClaimedFinding(BaseModel):
+    """A finding as a subagent claims it, before it is checked."""
+
+    claim: str = Field(description="One sentence: what the quote shows.")
+    quote: str = Field(description="Verbatim text from the passage.")
+    passage_id: str = Field(description="The id of the passage quoted.")
+    values: list[str] = Field(default_factory=list, description="Values supported.")
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class SubagentAnswer(BaseModel):
+    """The JSON object a subagent ends with."""
+
+    findings: list[ClaimedFinding] = Field(default_factory=list)
+
+
+def brief(task: TaskDefinition) -> str:
+    """The one message a subagent starts from."""
+    values = "\n".join(f"- {v}" for v in task.values)
+    return (
+        f"Question: {task.question}\n\nYour facet: {task.brief}\n\n"
+        f"Values to cover:\n{values}\n\nDone when: {task.acceptance}\n\n"
+        f"Return findings as JSON:\n{schema_instructions(SubagentAnswer)}"
+    )
+
+
+def final_answer(message: BaseMessage) -> SubagentAnswer | None:
+    """The answer a last model message holds, or None if it holds no valid one."""
+    if not isinstance(message, AIMessage) or message.tool_calls:
+        return None
+    try:
+        return parse(SubagentAnswer, message)
+    except OutputParserException:
+        return None
+
+
+def to_finding(
+    claimed: ClaimedFinding, task: TaskDefinition, kb: KnowledgeBase
+) -> Finding | str:
+    """Check a claimed finding against the task and the knowledge base.
+
+    Returns the typed finding, or the reason it was refused.
+    """
+    passage = kb.passage(claimed.passage_id)
+    if passage is None:
+        return f"unknown passage {claimed.passage_id!r}"
+    spelled = {normalize_text(v): v for v in task.values}
+    named = (spelled.get(normalize_text(v)) for v in claimed.values)
+    values = tuple(dict.fromkeys(v for v in named if v is not None))
+    if not values and len(task.values) == 1:
+        values = task.values
+    if not values:
+        return f"finding names none of the task's values: {claimed.values}"
+    return Finding(
+        claim=claimed.claim,
+        quote=claimed.quote,
+        source=passage.source(),
+        facet_ids=(task.facet_id,),
+        values=values,
+        confidence=claimed.confidence,
+    )
+
+
+def check_answer(
+    answer: SubagentAnswer, task: TaskDefinition, kb: KnowledgeBase
+) -> tuple[list[Finding], list[str]]:
+    """The findings of an answer that pass `to_finding`, and why the others did not."""
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for claimed in answer.findings:
+        checked = to_finding(claimed, task, kb)
+        if isinstance(checked, str):
+            errors.append(checked)
+        else:
+            findings.append(checked)
+    return findings, errors

@@ -1,0 +1,105 @@
+"""Extractive mode: a subagent calls the same tools by fixed rules, no model.
+
+For each value it searches, reads the passages that carry most of the
+question's and the value's words, and quotes their best sentences.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from runtime.kb import KnowledgeBase, terms
+from state.agents import AgentManifest
+from state.findings import Finding
+from subagents.reading import best_sentences, idf_weights, quoted_findings
+from subagents.state import AgentInput, AgentOutput, AgentState
+from subagents.tools import make_tools
+
+PASSAGES_READ_PER_VALUE = 3
+Hit = dict[str, str]
+"""A search hit as the `search` tool returns it: passage_id, title, section, text."""
+
+
+def build_extractive_agent(
+    manifest: AgentManifest, kb: KnowledgeBase, findings_per_value: int
+) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
+    """The agent's tools, called by rule: search each value, read, cut sentences."""
+    tools = make_tools(kb)
+    missing = {"search", "read"} - set(manifest.allowed_tools)
+    if missing:
+        raise ValueError(
+            f"extractive mode needs tools {sorted(missing)}, which "
+            f"{manifest.agent_id!r} may not use"
+        )
+    call_ids = itertools.count()
+
+    def call(name: str, args: dict[str, object], log: list[AnyMessage]) -> str:
+        """Call a tool as a model would, logging the request and the answer."""
+        call_id = f"call_{next(call_ids)}"
+        output = str(tools[name].invoke(args))
+        log.append(
+            AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+        )
+        log.append(ToolMessage(output, tool_call_id=call_id, name=name))
+        return output
+
+    def search(value: str, question: str, log: list[AnyMessage]) -> list[Hit]:
+        """Hits on `value`'s own pages for the question, else on its words alone."""
+        query = {"query": f"{value} {question}", "k": 10}
+        hits = _about(value, json.loads(call("search", query, log)))
+        if hits:
+            return hits
+        exact = {"query": value, "k": 10, "match_all": True}
+        return list(json.loads(call("search", exact, log)))
+
+    def research(state: AgentState) -> dict[str, object]:
+        task = state["task"]
+        log: list[AnyMessage] = []
+        findings: list[Finding] = []
+        for value in task.values:
+            weights = idf_weights(kb, [*terms(task.question), *terms(value)])
+            hits = search(value, task.question, log)
+            read = []
+            for hit in _best_hits(hits, weights, PASSAGES_READ_PER_VALUE):
+                passage = json.loads(
+                    call("read", {"passage_id": hit["passage_id"]}, log)
+                )
+                if "text" in passage:
+                    read.append((passage["passage_id"], passage["text"]))
+            extracts = best_sentences(read, weights, findings_per_value)
+            findings += quoted_findings(
+                extracts, kb, facet_id=task.facet_id, values=(value,)
+            )
+        return {
+            "messages": log,
+            "findings": findings,
+            "errors": [],
+            "steps": len(log),
+        }
+
+    builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
+    builder.add_node("research", research)
+    builder.add_edge(START, "research")
+    builder.add_edge("research", END)
+    return builder.compile(name=manifest.agent_id, checkpointer=False)
+
+
+def _about(value: str, hits: list[Hit]) -> list[Hit]:
+    """The hits whose title and section hold every word of `value`."""
+    wanted = set(terms(value))
+    return [h for h in hits if wanted <= set(terms(f"{h['title']} {h['section']}"))]
+
+
+def _best_hits(hits: list[Hit], weights: dict[str, float], n: int) -> list[Hit]:
+    """The `n` search hits whose snippets carry most query weight."""
+
+    def weight(hit: Hit) -> float:
+        words = set(terms(hit["text"]))
+        return sum(w for t, w in weights.items() if t in words)
+
+    return sorted(hits, key=lambda h: (-weight(h), h["passage_id"]))[:n]

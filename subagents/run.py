@@ -1,0 +1,76 @@
+"""Running one task: the agent's compiled subgraph for the mode, and its result.
+
+A subagent that fails or times out gives a failed `TaskResult`, so one branch
+never sinks the run; LangGraph's control flow propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from datetime import UTC, datetime
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.graph.state import CompiledStateGraph
+
+from runtime.kb import knowledge_base
+from runtime.models import load_chat_model
+from runtime.reliability import settle
+from state.agents import AgentManifest
+from state.tasks import TaskDefinition, TaskResult
+from subagents.contract import brief
+from subagents.extractive_agent import build_extractive_agent
+from subagents.llm_agent import build_llm_agent
+from subagents.state import AgentInput, AgentOutput, AgentState
+
+Subagent = CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]
+
+
+@functools.cache
+def compiled_subagent(
+    manifest: AgentManifest, model_spec: str, kb_path: str, findings_per_value: int
+) -> Subagent:
+    """The agent's subgraph for a model spec (extractive when it names no model)."""
+    kb = knowledge_base(kb_path)
+    model = load_chat_model(model_spec)
+    if model is None:
+        return build_extractive_agent(manifest, kb, findings_per_value)
+    return build_llm_agent(manifest, model, kb)
+
+
+async def run_task(
+    task: TaskDefinition, manifest: AgentManifest, subagent: Subagent
+) -> TaskResult:
+    """Run `task` in a fresh `[system prompt, brief]` state, within its time limit."""
+    limit = min(task.timeout_s, manifest.timeout_s)
+    started, clock = datetime.now(UTC), time.perf_counter()
+    start: AgentInput = {
+        "messages": [SystemMessage(manifest.system_prompt), HumanMessage(brief(task))],
+        "task": task,
+    }
+    outcome = await settle(asyncio.wait_for(subagent.ainvoke(start), limit))
+    seconds = time.perf_counter() - clock
+    if isinstance(outcome, Exception):
+        reason = (
+            f"timed out after {limit:g}s"
+            if isinstance(outcome, TimeoutError)
+            else f"{type(outcome).__name__}: {outcome}"
+        )
+        return TaskResult.of(
+            task,
+            findings=[],
+            errors=[reason],
+            started_at=started,
+            seconds=seconds,
+            failed=True,
+        )
+    return TaskResult.of(
+        task,
+        findings=outcome["findings"],
+        errors=outcome["errors"],
+        started_at=started,
+        seconds=seconds,
+        tokens=outcome["tokens"],
+        steps=outcome["steps"],
+    )
