@@ -74,6 +74,17 @@ def test_max_rounds_zero_disables_redelegation(
     )
 
 
+def test_explicit_setting_beats_the_environment(
+    freshwiki_kb: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELEGATOR_MAX_ROUNDS", "1")
+    result = tmp_path / "result.json"
+    args = research_args(freshwiki_kb, "--max-rounds", "3", "--json", str(result))
+    assert main([*args, "--quiet"]) == 0
+    rounds = [c["round"] for c in json.loads(result.read_text())["coverage"]]
+    assert rounds == [0, 1, 2, 3]
+
+
 def test_progress_goes_to_stderr(
     freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

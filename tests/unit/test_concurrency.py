@@ -64,3 +64,20 @@ def test_llm_subagents_of_a_round_overlap(
     assert len(results) == 3
     assert slow.peak == 3
     assert overlap(results)
+
+
+def test_max_parallel_in_the_context_caps_a_run(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, "Summary [1]."))
+    slow = FakeResearcher(delay=0.2)
+    context = Context(
+        lead_model=lead,
+        subagent_model=fake_models(slow),
+        kb_path=creative_kb,
+        max_rounds=0,
+        max_parallel=2,
+    )
+    state = research(QUESTION, context)
+    assert len(state["results"]) == 3
+    assert slow.peak == 2

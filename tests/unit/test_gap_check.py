@@ -1,0 +1,141 @@
+"""gap_check: when re-delegation stops, what it re-sends, and the probe."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from langgraph.runtime import Runtime
+
+from nodes.gap_check import MAX_ATTEMPTS_PER_VALUE, gap_check, next_tasks
+from roles.enumerate import probe
+from roles.render import why_uncovered
+from runtime.kb import KnowledgeBase
+from state.coverage import RoundCoverage
+from state.graph import ResearchState
+from state.plan import CoveragePlan, Dimension, facets_for_values
+from state.tasks import TaskDefinition, TaskResult
+from tests.support import extractive
+
+QUESTION = "What is the impact of AI on creative industries?"
+TITLES = (
+    "AI in film",
+    "AI in graphic design",
+    "AI in music",
+    "AI in photography",
+    "AI in visual art",
+    "AI in writing",
+    "Sourdough baking",
+)
+
+
+def plan_of(*values: str) -> CoveragePlan:
+    return CoveragePlan(
+        question=QUESTION,
+        dimensions=(Dimension(name="medium", values=values),),
+        facets=facets_for_values(QUESTION, values),
+    )
+
+
+def result(task: TaskDefinition, *errors: str) -> TaskResult:
+    return TaskResult.of(
+        task,
+        findings=[],
+        errors=errors,
+        started_at=datetime.now(UTC),
+        seconds=0.1,
+    )
+
+
+def task_for(plan: CoveragePlan, value: str, round_no: int) -> TaskDefinition:
+    facet = plan.owner(value)
+    assert facet is not None
+    return TaskDefinition.for_facet(
+        facet, question=QUESTION, trace_id="t", round_no=round_no, timeout_s=5
+    )
+
+
+def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None:
+    # Every document is named by a value, so the probe finds nothing new, and
+    # no finding arrived: the second round gained nothing over the first.
+    plan = plan_of(*TITLES)
+    before = RoundCoverage.measure(
+        plan.values, [], need=1, round_no=0, new_values=(), previous=None
+    )
+    state: ResearchState = {
+        "plan": plan,
+        "round": 1,
+        "trace_id": "t",
+        "findings": [],
+        "results": {},
+        "coverage": [before],
+    }
+    context = extractive(creative_kb, max_rounds=3)
+    update = asyncio.run(gap_check(state, Runtime(context=context)))
+    (after,) = update["coverage"]
+    assert after.uncovered == TITLES
+    assert not after.improved
+    assert update["pending"] == []
+    assert "round" not in update
+
+
+def test_the_first_round_of_gaps_is_redelegated(creative_kb: str) -> None:
+    plan = plan_of(*TITLES)
+    state: ResearchState = {
+        "plan": plan,
+        "round": 0,
+        "trace_id": "t",
+        "findings": [],
+        "results": {},
+        "coverage": [],
+    }
+    context = extractive(creative_kb, max_rounds=3, max_subagents=7)
+    update = asyncio.run(gap_check(state, Runtime(context=context)))
+    assert [t.values for t in update["pending"]] == [(v,) for v in TITLES]
+    assert {t.round for t in update["pending"]} == {1}
+    assert update["round"] == 1
+
+
+def test_next_tasks_group_by_facet_skip_values_tried_too_often(
+    creative_kb: str,
+) -> None:
+    plan = plan_of("music", "film", "writing").extended("era", ["1990s", "2020s"])
+    tried = [task_for(plan, "music", n) for n in range(MAX_ATTEMPTS_PER_VALUE)]
+    tasks = next_tasks(
+        plan,
+        [result(t) for t in tried],
+        ("music", "film", "writing", "1990s"),
+        trace_id="t",
+        round_no=2,
+        ctx=extractive(creative_kb, max_subagents=2),
+    )
+    assert [t.values for t in tasks] == [("film",), ("writing",)]
+    assert all(t.round == 2 and t.task_id != tried[0].task_id for t in tasks)
+
+
+def test_probe_finds_relevant_documents_nothing_cites_or_names(
+    creative_kb: str,
+) -> None:
+    kb = KnowledgeBase(creative_kb)
+    found = probe(
+        kb, QUESTION, feedback=[], known={"AI_in_music"}, names=["AI in film"]
+    )
+    titles = [d.title for d in found.documents]
+    assert set(titles) == {
+        "AI in visual art",
+        "AI in photography",
+        "AI in graphic design",
+        "AI in writing",
+    }
+    assert "Sourdough baking" not in titles
+
+
+def test_why_uncovered_names_the_reason() -> None:
+    plan = plan_of("music", "film")
+    music = task_for(plan, "music", 0)
+    results = [result(music, "timed out after 5s"), result(task_for(plan, "film", 0))]
+    assert why_uncovered("music", results) == (
+        "no verified finding after 1 task(s); last error: timed out after 5s"
+    )
+    assert why_uncovered("film", results) == "no verified finding after 1 task(s)"
+    assert why_uncovered("games", results).startswith("found by the coverage check")
