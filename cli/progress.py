@@ -60,10 +60,13 @@ class RunProgress:
                 f"{event.get('values')} value(s), {event.get('facets')} facet(s)"
                 + (" - answering directly" if event.get("direct") else "")
             )
+        elif kind == "COVERAGE" and event.get("stage") == "enumerate":
+            self.console.log(f"[red]enumeration failed[/] {event.get('error')}")
         elif kind == "COVERAGE":
+            share = event.get("coverage")
             self.console.log(
                 f"[bold]coverage[/] round {event.get('round')}: "
-                f"{float(event.get('coverage', 0)):.0%} "
+                f"{'no values' if share is None else f'{float(share):.0%}'} "
                 f"({event.get('covered')} covered, {event.get('uncovered')} not), "
                 f"{event.get('new_values')} new value(s), "
                 f"re-delegating {event.get('redelegate')}"

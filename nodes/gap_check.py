@@ -27,16 +27,15 @@ MAX_ATTEMPTS_PER_VALUE = 2
 async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     """Compute coverage, enumerate what the plan missed, queue the gaps.
 
-    Stops (no pending tasks) when every value is covered, when a round added
-    no coverage, or after `max_rounds` re-delegations.
+    The enumerations run after a direct answer too: values they find turn it
+    into a delegated plan. Stops (no pending tasks) when every value is
+    covered, when a round added no coverage, or after `max_rounds`
+    re-delegations.
     """
     ctx = runtime.context
     plan, round_no = state["plan"], state.get("round", 0)
     findings = state.get("findings", [])
-    new_values: list[str] = []
-    tokens, events = 0, list[Event]()
-    if not plan.direct_answer:
-        plan, new_values, tokens, events = await find_new_values(plan, findings, ctx)
+    plan, new_values, tokens, events = await find_new_values(plan, findings, ctx)
     history = state.get("coverage", [])
     coverage = RoundCoverage.measure(
         plan.values,
@@ -46,9 +45,8 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         new_values=tuple(new_values),
         previous=history[-1] if history else None,
     )
-    may_redelegate = not plan.direct_answer and round_no < ctx.max_rounds
     tasks: list[TaskDefinition] = []
-    if may_redelegate and coverage.uncovered and coverage.improved:
+    if round_no < ctx.max_rounds and coverage.uncovered and coverage.improved:
         tasks = next_tasks(
             plan,
             list(state.get("results", {}).values()),

@@ -44,7 +44,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         results,
         state.get("coverage", []),
         findings=len(findings),
-        dropped=state.get("dropped", 0),
+        dropped=state.get("dropped", {}),
         lead_tokens=lead_tokens,
         citations_dropped=dropped,
     )

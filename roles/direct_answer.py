@@ -1,7 +1,8 @@
 """Answer directly: the lead's own quoted answer to a question one lookup answers.
 
 Both modes answer the same way, by extractive reading: one search, the best
-sentences quoted. The findings are verified like any subagent's.
+sentences quoted. The findings are verified like any subagent's; they cover no
+value, since the question itself is never one.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import time
 from datetime import UTC, datetime
 
 from runtime.kb import KnowledgeBase, terms
-from state.plan import DIRECT_FACET, CoveragePlan
-from state.tasks import TaskDefinition, TaskResult
+from state.plan import DIRECT_FACET, LEAD_AGENT, CoveragePlan
+from state.tasks import TaskDefinition, TaskResult, task_id_for
 from subagents.reading import best_sentences, idf_weights, quoted_findings
 
 DIRECT_ANSWER_SENTENCES = 3
@@ -21,12 +22,15 @@ def answer_directly(
     kb: KnowledgeBase, plan: CoveragePlan, trace_id: str, timeout_s: float
 ) -> TaskResult:
     """The result of the lead's direct answer to a direct plan's question."""
-    (facet,) = plan.facets
-    task = TaskDefinition.for_facet(
-        facet,
-        question=plan.question,
+    task = TaskDefinition(
+        task_id=task_id_for(trace_id, 0, DIRECT_FACET),
         trace_id=trace_id,
-        round_no=0,
+        agent_id=LEAD_AGENT,
+        facet_id=DIRECT_FACET,
+        question=plan.question,
+        brief=plan.question,
+        values=(),
+        acceptance="Quoted sentences that answer the question.",
         timeout_s=timeout_s,
     )
     started, clock = datetime.now(UTC), time.perf_counter()

@@ -48,53 +48,78 @@ def render_markdown(
 ) -> str:
     """The report: coverage line, synthesis, facet sections, table, gaps, sources."""
     gaps = [r.value for r in table if r.status != "covered"]
-    lines = [
-        f"# {plan.question}",
-        "",
-        f"Coverage: {len(table) - len(gaps)} of {len(table)} values "
-        f"({summary.coverage:.0%}) after {summary.rounds} round(s); "
-        f"{summary.tasks} task(s), {summary.findings} verified finding(s), "
-        f"{summary.findings_dropped} dropped in verification.",
-        "",
-    ]
+    lines = [f"# {plan.question}", "", coverage_line(table, summary), ""]
     if synthesis is not None:
         lines += ["## Summary", "", synthesis, ""]
     for title, own in facet_sections(plan, findings):
         lines += [f"## {title}", ""]
         lines += [f"- {f.claim} [{citations[f.source.passage_id].number}]" for f in own]
         lines.append("")
-    lines += [
-        "## Coverage",
-        "",
-        "| Value | Facet | Findings | Status |",
-        "| --- | --- | ---: | --- |",
-    ]
-    lines += [
-        f"| {_cell(r.value)} | {_cell(r.facet)} | {r.findings} | {r.status} |"
-        for r in table
-    ]
-    lines.append("")
+    if table:
+        lines += [
+            "## Coverage",
+            "",
+            "| Value | Facet | Findings | Status |",
+            "| --- | --- | ---: | --- |",
+        ]
+        lines += [
+            f"| {_cell(r.value)} | {_cell(r.facet)} | {r.findings} | {r.status} |"
+            for r in table
+        ]
+        lines.append("")
     if gaps:
         lines += ["## Not covered", ""]
         lines += [f"- **{v}**: {why_uncovered(v, results)}" for v in gaps]
         lines.append("")
-    lines += ["## Sources", ""]
-    for c in citations.values():
-        link = f" <{c.source.url}>" if c.source.url else ""
-        lines.append(f"{c.number}. {c.source.title}, {c.source.section}{link}")
+    if citations:
+        lines += ["## Sources", ""]
+        for c in citations.values():
+            link = f" <{c.source.url}>" if c.source.url else ""
+            lines.append(f"{c.number}. {c.source.title}, {c.source.section}{link}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def coverage_line(table: Sequence[CoverageRow], summary: RunSummary) -> str:
+    """What the run covered, in one sentence, and what it cost."""
+    work = (
+        f"{summary.tasks} task(s), {summary.findings} verified finding(s), "
+        f"{summary.findings_dropped} dropped in verification{_reasons(summary)}."
+    )
+    if not table and not summary.findings:
+        return f"No answer: no verified evidence was found for this question; {work}"
+    if not table:
+        return (
+            "Answered directly: no dimension values were planned or found, so "
+            f"there is no coverage to report; {work}"
+        )
+    covered = sum(r.status == "covered" for r in table)
+    share = covered / len(table)
+    return (
+        f"Coverage: {covered} of {len(table)} values ({share:.0%}) after "
+        f"{summary.rounds} round(s); {work}"
+    )
 
 
 def facet_sections(
     plan: CoveragePlan, findings: Sequence[Finding]
 ) -> list[tuple[str, list[Finding]]]:
-    """Each facet with findings, by title: the findings it answered first."""
-    sections = []
+    """Each facet with findings, by title: the findings it answered first.
+
+    Findings of no plan facet (the lead's direct answer) come first, as "Answer".
+    """
+    facets = {f.id for f in plan.facets}
+    answer = [f for f in findings if f.facet_ids[0] not in facets]
+    sections = [("Answer", answer)] if answer else []
     for facet in plan.facets:
         own = [f for f in findings if f.facet_ids[0] == facet.id]
         if own:
             sections.append((facet.title, own))
     return sections
+
+
+def _reasons(summary: RunSummary) -> str:
+    reasons = summary.dropped_by_reason.items()
+    return f" ({'; '.join(f'{why}: {n}' for why, n in reasons)})" if reasons else ""
 
 
 def _cell(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import sqlite3
@@ -159,6 +160,20 @@ class KnowledgeBase:
         with closing(self._connect()) as db:
             row = db.execute(sql, (passage_id,)).fetchone()
         return Passage(*row) if row else None
+
+    def passages(self, passage_ids: Iterable[str]) -> dict[str, Passage]:
+        """The passages with these ids, by id; unknown ids are left out."""
+        ids = list(dict.fromkeys(passage_ids))
+        found: dict[str, Passage] = {}
+        sql = (
+            "SELECT p.passage_id, p.doc_id, p.title, d.url, p.section, p.text, 0.0"
+            " FROM passages p JOIN documents d USING (doc_id)"
+            " WHERE p.passage_id IN (SELECT value FROM json_each(?))"
+        )
+        with closing(self._connect()) as db:
+            for row in db.execute(sql, (json.dumps(ids),)):
+                found[row[0]] = Passage(*row)
+        return found
 
     def document_frequencies(self, words: Iterable[str]) -> dict[str, int]:
         """In how many passages each word occurs."""

@@ -39,7 +39,9 @@ class RoundCoverage(BaseModel):
     new_values: tuple[str, ...] = Field(
         default=(), description="Values the independent enumeration added."
     )
-    coverage: float = Field(ge=0.0, le=1.0)
+    coverage: float | None = Field(
+        ge=0.0, le=1.0, description="Share of values covered; None with no values."
+    )
     improved: bool = Field(description="Whether this round added coverage or values.")
 
     @classmethod
@@ -64,6 +66,6 @@ class RoundCoverage(BaseModel):
             uncovered=tuple(v for v in values if status[v] != "covered"),
             weak=tuple(v for v in values if status[v] == "weak"),
             new_values=new_values,
-            coverage=len(covered) / len(values) if values else 1.0,
+            coverage=len(covered) / len(values) if values else None,
             improved=gained or bool(new_values),
         )

@@ -40,7 +40,7 @@ class ResearchState(TypedDict, total=False):
         results: Every subagent result, keyed by task id (parallel writers).
         findings: Deduplicated findings of all rounds; after `verify`, only
             the verified ones.
-        dropped: How many findings failed verification.
+        dropped: How many findings failed verification, by reason.
         coverage: One RoundCoverage per round, in order.
         events: DELEGATE/RESULT/COVERAGE events, appended by the nodes that
             emit them (dispatch, subagent, gap_check).
@@ -55,7 +55,7 @@ class ResearchState(TypedDict, total=False):
     round: int
     results: Annotated[dict[str, TaskResult], merge_results]
     findings: list[Finding]
-    dropped: int
+    dropped: dict[str, int]
     coverage: Annotated[list[RoundCoverage], operator.add]
     events: Annotated[list[Event], operator.add]
     lead_tokens: Annotated[int, operator.add]

@@ -83,26 +83,19 @@ class CoveragePlan(BaseModel):
     dimensions: tuple[Dimension, ...] = ()
     facets: tuple[Facet, ...] = ()
     direct_answer: bool = Field(
-        default=False, description="True when 1-2 direct calls answer the question."
+        default=False,
+        description="True when 1-2 direct calls answer the question; such a plan "
+        "has no values until an enumeration finds some.",
     )
 
     @classmethod
     def direct(cls, question: str) -> CoveragePlan:
-        """The plan of a question the lead answers itself, without delegation."""
-        return cls(
-            question=question,
-            dimensions=(Dimension(name="answer", values=(question,)),),
-            facets=(
-                Facet(
-                    id=DIRECT_FACET,
-                    title="Answer",
-                    brief=question,
-                    values=(question,),
-                    agent_id=LEAD_AGENT,
-                ),
-            ),
-            direct_answer=True,
-        )
+        """The plan of a question the lead answers itself: no values to cover.
+
+        The question itself is never a coverage value; the enumerators may
+        still find values, which turn it into a delegated plan.
+        """
+        return cls(question=question, direct_answer=True)
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -125,7 +118,9 @@ class CoveragePlan(BaseModel):
             dims[at] = Dimension(name=dimension, values=(*dims[at].values, *values))
         taken = [f.id for f in self.facets]
         facets = (*self.facets, *facets_for_values(self.question, values, taken))
-        return self.model_copy(update={"dimensions": tuple(dims), "facets": facets})
+        return self.model_copy(
+            update={"dimensions": tuple(dims), "facets": facets, "direct_answer": False}
+        )
 
 
 class PlanLintError(ValueError):

@@ -60,9 +60,14 @@ class RunSummary(BaseModel):
     tasks: int = 0
     failures: int = 0
     rounds: int = 0
-    coverage: float = 0.0
+    coverage: float | None = Field(
+        default=None, description="Share of values covered; None with no values."
+    )
     findings: int = 0
     findings_dropped: int = Field(default=0, description="Failed verification.")
+    dropped_by_reason: dict[str, int] = Field(
+        default_factory=dict, description="Findings that failed verification, by why."
+    )
     citations_dropped: int = Field(
         default=0, description="Synthesis citation markers that named no source."
     )
@@ -80,7 +85,7 @@ class RunSummary(BaseModel):
         coverage: Sequence[RoundCoverage],
         *,
         findings: int,
-        dropped: int,
+        dropped: dict[str, int],
         lead_tokens: int,
         citations_dropped: int,
     ) -> RunSummary:
@@ -92,9 +97,10 @@ class RunSummary(BaseModel):
             tasks=len(results),
             failures=sum(r.status == "failed" for r in results),
             rounds=len(slowest),
-            coverage=coverage[-1].coverage if coverage else 0.0,
+            coverage=coverage[-1].coverage if coverage else None,
             findings=findings,
-            findings_dropped=dropped,
+            findings_dropped=sum(dropped.values()),
+            dropped_by_reason=dropped,
             citations_dropped=citations_dropped,
             tokens=sum(r.tokens for r in results) + lead_tokens,
             lead_tokens=lead_tokens,

@@ -13,6 +13,8 @@ def test_single_fact_question_is_answered_directly(freshwiki_kb: str) -> None:
     assert state["findings"] and all(f.verified for f in state["findings"])
     assert {f.source.title for f in state["findings"]} == {"Christian Atsu"}
     assert "[1]" in state["report"].markdown
+    assert "## Answer" in state["report"].markdown
+    assert "## Coverage" not in state["report"].markdown  # the question is no value
 
 
 def test_broad_question_on_one_subject_is_split_by_section(freshwiki_kb: str) -> None:
@@ -31,5 +33,7 @@ def test_question_the_corpus_cannot_answer_is_reported_uncovered(
     assert state["plan"].direct_answer
     assert len(state["results"]) == 1
     assert state["findings"] == []
-    assert state["report"].unresolved_gaps == (question,)
-    assert "## Not covered" in state["report"].markdown
+    report = state["report"]
+    assert report.unresolved_gaps == () and report.coverage_table == ()
+    assert "No answer: no verified evidence was found" in report.markdown
+    assert "## " not in report.markdown  # no empty section

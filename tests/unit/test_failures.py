@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 
 from cli.main import main
 from nodes.dispatch import check_agents
+from roles.verify import NOT_VERBATIM
 from runtime.context import ConfigError, Context
 from runtime.kb import KnowledgeBaseError
 from runtime.models import ModelSpecError, ModelTimeoutError
@@ -182,7 +183,7 @@ def test_invented_quotes_are_dropped_and_counted(
     )
     state = narrow_run(fake_models, creative_kb, FakeResearcher(report=invented))
     assert state["findings"] == []
-    assert state["dropped"] == 1  # three tasks, one span after dedupe
+    assert state["dropped"] == {NOT_VERBATIM: 1}  # three tasks, one span after dedupe
     assert state["report"].summary.findings_dropped == 1
 
 

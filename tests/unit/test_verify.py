@@ -1,39 +1,117 @@
+"""Verification by code: quotes, claims and values that no model can fake."""
+
 from __future__ import annotations
 
+import pytest
 from langgraph.runtime import Runtime
 
 from nodes.verify import verify
+from roles.verify import (
+    NOT_VERBATIM,
+    OFF_VALUE,
+    SHORT_QUOTE,
+    UNKNOWN_PASSAGE,
+    UNSUPPORTED,
+    verify_findings,
+)
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
 from state.findings import Finding
 
+IMPACT = "Hurricane_Idalia#9"
+IMPACT_QUOTE = (
+    "President Joe Biden said that he had spoken to Florida Governor Ron DeSantis"
+)
+LEAD_QUOTE = "Hurricane Idalia was a powerful and destructive Category 4 hurricane"
 
-def finding(kb: KnowledgeBase, passage_id: str, quote: str) -> Finding:
-    passage = kb.passage(passage_id)
+
+def finding(
+    kb: KnowledgeBase,
+    quote: str,
+    *,
+    claim: str | None = None,
+    values: tuple[str, ...] = ("Hurricane Idalia",),
+    passage_id: str = IMPACT,
+) -> Finding:
+    passage = kb.passage(passage_id) or kb.passage(IMPACT)
     assert passage is not None
+    source = passage.source().model_copy(update={"passage_id": passage_id})
     return Finding(
-        claim="c",
+        claim=claim or quote,
         quote=quote,
-        source=passage.source(),
+        source=source,
         facet_ids=("f0",),
-        values=("v",),
+        values=values,
     )
 
 
-def test_verify_keeps_verbatim_quotes_and_drops_others(freshwiki_kb: str) -> None:
+@pytest.mark.parametrize(
+    ("quote", "claim", "passage_id", "reason"),
+    [
+        (" ", None, IMPACT, SHORT_QUOTE),
+        ("a", None, IMPACT, SHORT_QUOTE),
+        ("Joe Biden spoke", None, IMPACT, SHORT_QUOTE),
+        (IMPACT_QUOTE, None, "Hurricane_Idalia#999", UNKNOWN_PASSAGE),
+        ("The hurricane was caused by a volcano.", None, IMPACT, NOT_VERBATIM),
+        (LEAD_QUOTE, None, IMPACT, NOT_VERBATIM),
+        (
+            IMPACT_QUOTE,
+            "Hurricane Idalia killed 5 million people and destroyed the Moon.",
+            IMPACT,
+            UNSUPPORTED,
+        ),
+        (IMPACT_QUOTE, "Biden spoke to DeSantis on 3 occasions.", IMPACT, UNSUPPORTED),
+        (IMPACT_QUOTE, "Yes.", IMPACT, UNSUPPORTED),
+    ],
+)
+def test_findings_that_fail_a_check_are_dropped_with_the_reason(
+    freshwiki_kb: str, quote: str, claim: str | None, passage_id: str, reason: str
+) -> None:
     kb = KnowledgeBase(freshwiki_kb)
-    passage = kb.search("Pakistan floods killed", 1)[0]
-    sentence = passage.text.split(". ")[0]
-    real = finding(kb, passage.passage_id, "  " + sentence.upper().replace(" ", "\n "))
-    invented = finding(kb, passage.passage_id, "The floods were caused by a volcano.")
-    elsewhere = finding(kb, "Storm_Eunice#0", sentence)
-    unknown = finding(kb, passage.passage_id, sentence).model_copy(
-        update={"source": passage.source().model_copy(update={"passage_id": "nope#1"})}
+    kept, dropped = verify_findings(
+        [finding(kb, quote, claim=claim, passage_id=passage_id)], kb
     )
+    assert kept == []
+    assert dropped == {reason: 1}
+
+
+def test_quotes_match_whatever_their_case_and_spacing(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    quote = "  " + IMPACT_QUOTE.upper().replace(" ", "\n ")
+    kept, _ = verify_findings(
+        [finding(kb, quote, claim="Biden said he had spoken to Governor DeSantis.")],
+        kb,
+    )
+    assert [f.verified for f in kept] == [True]
+
+
+def test_a_finding_counts_only_for_values_its_evidence_is_about(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    named_by_title = finding(kb, IMPACT_QUOTE, values=("Hurricane Idalia", "floods"))
+    category = finding(kb, IMPACT_QUOTE, values=("Atlantic hurricane season",))
+    elsewhere = finding(kb, IMPACT_QUOTE, values=("earthquakes",))
+    kept, dropped = verify_findings([named_by_title, category, elsewhere], kb)
+    assert [f.values for f in kept] == [
+        ("Hurricane Idalia",),
+        ("Atlantic hurricane season",),
+    ]
+    assert dropped == {OFF_VALUE: 1}
+
+
+def test_a_finding_for_no_value_is_kept_as_evidence(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    kept, dropped = verify_findings([finding(kb, IMPACT_QUOTE, values=())], kb)
+    assert len(kept) == 1 and not dropped
+
+
+def test_verify_node_reports_drops_by_reason(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    findings = [finding(kb, IMPACT_QUOTE), finding(kb, "a"), finding(kb, " ")]
     out = verify(
-        {"question": "q", "findings": [real, invented, elsewhere, unknown]},
+        {"question": "q", "findings": findings},
         Runtime(context=Context(kb_path=freshwiki_kb)),
     )
-    assert [f.quote for f in out["findings"]] == [real.quote]
-    assert out["findings"][0].verified is True
-    assert out["dropped"] == 3
+    assert [f.quote for f in out["findings"]] == [IMPACT_QUOTE]
+    assert out["dropped"] == {SHORT_QUOTE: 2}

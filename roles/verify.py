@@ -1,0 +1,128 @@
+"""Verify: the checks by code that a finding passes before it counts for coverage.
+
+A finding stands when its quote is a verbatim span of the passage it cites, at
+least `MIN_QUOTE_WORDS` words long; when its claim is supported by that quote
+(most of the claim's content words, and every number in it, appear in the
+sentences that hold the quote); and only for the values its evidence is about.
+Evidence is about a value when the quote, the passage's title or its section
+names it (all of its content words appear there), or, for a category value that
+a passage rarely names ("tropical cyclones" for a hurricane), when the opening
+passage of the cited document names it: an article's lead says what kind of
+thing its subject is. No model can talk its way past these checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from runtime.kb import KnowledgeBase, Passage, stem, terms
+from state.findings import Finding, normalize_text
+
+MIN_QUOTE_WORDS = 5
+CLAIM_SUPPORT = 0.6
+"""Share of a claim's content words that its quote's sentences must hold."""
+UNKNOWN_PASSAGE = "cites an unknown passage"
+SHORT_QUOTE = f"quote shorter than {MIN_QUOTE_WORDS} words"
+NOT_VERBATIM = "quote not verbatim in its passage"
+UNSUPPORTED = "claim not supported by its quote"
+OFF_VALUE = "evidence not about its values"
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verified finding, its values cut to those its evidence is about; or why not."""
+
+    finding: Finding | None
+    reason: str | None = None
+
+
+def opening_passage_id(doc_id: str) -> str:
+    """The id of a document's first passage: its lead, which says what it is about."""
+    return f"{doc_id}#0"
+
+
+def stems(text: str) -> set[str]:
+    """The stemmed content words of `text`."""
+    return {stem(t) for t in terms(text)}
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers written in `text`, thousands separators removed."""
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def quote_sentences(quote: str, passage_text: str) -> str | None:
+    """The sentences of the passage that hold the quote (normalised), or None."""
+    text, q = normalize_text(passage_text), normalize_text(quote)
+    at = text.find(q) if q else -1
+    if at < 0:
+        return None
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, at)]
+    end = _SENTENCE_END.search(text, at + len(q))
+    return text[starts[-1] if starts else 0 : end.end() if end else len(text)]
+
+
+def supports(claim: str, evidence: str) -> bool:
+    """Whether `evidence` holds most content words and all numbers of `claim`."""
+    wanted = stems(claim)
+    if not wanted or not numbers(claim) <= numbers(evidence):
+        return False
+    return len(wanted & stems(evidence)) >= CLAIM_SUPPORT * len(wanted)
+
+
+def names(value: str, words: set[str]) -> bool:
+    """Whether `words` (stemmed content words) name `value`: all of its own words."""
+    wanted = stems(value)
+    return bool(wanted) and wanted <= words
+
+
+def check(
+    finding: Finding, passage: Passage | None, opening: Passage | None
+) -> Verdict:
+    """Apply every check to one finding, given its passage and its document's lead."""
+    if passage is None:
+        return Verdict(None, UNKNOWN_PASSAGE)
+    if len(finding.quote.split()) < MIN_QUOTE_WORDS:
+        return Verdict(None, SHORT_QUOTE)
+    sentences = quote_sentences(finding.quote, passage.text)
+    if sentences is None:
+        return Verdict(None, NOT_VERBATIM)
+    if not supports(finding.claim, sentences):
+        return Verdict(None, UNSUPPORTED)
+    direct = stems(f"{finding.quote} {passage.title} {passage.section}")
+    lead = stems(opening.text) if opening is not None else set()
+    about = tuple(v for v in finding.values if names(v, direct) or names(v, lead))
+    if finding.values and not about:
+        return Verdict(None, OFF_VALUE)
+    return Verdict(finding.model_copy(update={"values": about, "verified": True}))
+
+
+def verify_findings(
+    findings: Sequence[Finding], kb: KnowledgeBase
+) -> tuple[list[Finding], Counter[str]]:
+    """The findings that pass every check, and how many were dropped for each reason."""
+    wanted: Iterable[str] = [
+        pid
+        for f in findings
+        for pid in (f.source.passage_id, opening_passage_id(f.source.doc_id))
+    ]
+    passages = kb.passages(wanted)
+    kept: list[Finding] = []
+    dropped: Counter[str] = Counter()
+    for finding in findings:
+        verdict = check(
+            finding,
+            passages.get(finding.source.passage_id),
+            passages.get(opening_passage_id(finding.source.doc_id)),
+        )
+        if verdict.finding is None:
+            dropped[verdict.reason or UNKNOWN_PASSAGE] += 1
+        else:
+            kept.append(verdict.finding)
+    return kept, dropped
