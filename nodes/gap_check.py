@@ -117,8 +117,9 @@ def next_tasks(
     """One task per facet for its uncovered values not yet tried too often."""
     attempts = Counter(v for r in results for v in r.values)
     by_facet: dict[str, list[str]] = {}
+    owners = plan.owners()
     for value in uncovered:
-        owner = plan.owner(value)
+        owner = owners.get(value)
         if owner is not None and attempts[value] < MAX_ATTEMPTS_PER_VALUE:
             by_facet.setdefault(owner.id, []).append(value)
     facets = {f.id: f for f in plan.facets}

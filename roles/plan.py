@@ -16,7 +16,11 @@ from pydantic import BaseModel, Field, model_validator
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
 from runtime.models import lead_deadline
-from runtime.structured import ainvoke_structured, schema_instructions
+from runtime.structured import (
+    ModelOutputError,
+    ainvoke_structured,
+    schema_instructions,
+)
 from state.agents import AgentManifest
 from state.plan import (
     DEFAULT_AGENT,
@@ -24,6 +28,7 @@ from state.plan import (
     Dimension,
     Facet,
     PlanLintError,
+    Text,
     facet_id,
     facets_for_values,
     lint_plan,
@@ -48,33 +53,62 @@ class Planner(Protocol):
 
 PLAN_PROMPT = """You plan research that answers a broad question completely.
 
-First enumerate the dimensions the question spans. A dimension is one axis of
-the answer (for "the impact of AI on creative industries": medium = visual art,
-music, writing, film and TV, performing arts, games, design). List every value a
-complete answer must cover, not only the obvious ones.
+First list the dimensions the question spans. A dimension is one way in which a
+complete answer must vary, with every value the answer must cover, not only the
+obvious ones. Dimensions and values come from the question and what it is
+about, never from these instructions.
 
 Then write at most {max_facets} facets. Each facet is one subagent's task: a
-title, a brief that says exactly what to find, and `values`, the dimension
-values it owns. Every value must be owned by exactly one facet; no two facets
-may own the same value. Assign each facet an agent from: {agents}.
+title, a brief that says exactly what to find, and the values it covers, spelled
+exactly as in the dimensions. Each value belongs to exactly one facet. Agents
+you can assign: {agents}.
 
-If one or two searches would answer the question (it asks for a single fact),
-set direct_answer to true and leave dimensions and facets empty.
+Set direct_answer to true only when the question asks for one single fact that
+one or two searches answer. A question about several things, events, people or
+works is never answered directly.
 
 {format}"""
 
 
-class PlanDraft(BaseModel):
-    """The lead's plan, before the lint: the contract's own dimensions and facets."""
+class DimensionDraft(BaseModel):
+    """One way in which a complete answer must vary."""
 
-    direct_answer: bool = False
-    dimensions: list[Dimension] = Field(default_factory=list)
-    facets: list[Facet] = Field(default_factory=list)
+    name: Text = Field(description="What varies, in a few words.")
+    values: list[Text] = Field(
+        description="Every value a complete answer must cover, each a few words."
+    )
+
+
+class FacetDraft(BaseModel):
+    """One subagent's task."""
+
+    title: Text = Field(description="A short title.")
+    brief: Text = Field(description="Exactly what the subagent must find out.")
+    values: list[Text] = Field(
+        default_factory=list,
+        description="The values this task covers, spelled as in the dimensions.",
+    )
+    agent: str = Field(default=DEFAULT_AGENT, description="The subagent to assign.")
+
+
+class PlanDraft(BaseModel):
+    """A research plan for the question."""
+
+    direct_answer: bool = Field(
+        default=False,
+        description="True only when one or two searches answer a single fact.",
+    )
+    dimensions: list[DimensionDraft] = Field(
+        default_factory=list, description="The ways a complete answer must vary."
+    )
+    facets: list[FacetDraft] = Field(
+        default_factory=list, description="The subagents' tasks."
+    )
 
     @model_validator(mode="after")
     def _delegates_or_answers(self) -> PlanDraft:
-        if not self.direct_answer and not (self.dimensions and self.facets):
-            raise ValueError("a plan needs dimensions and facets unless direct_answer")
+        if not self.direct_answer and not any(d.values for d in self.dimensions):
+            raise ValueError("a plan needs dimensions with values unless direct_answer")
         return self
 
 
@@ -82,8 +116,9 @@ class PlanDraft(BaseModel):
 class ModelPlanner:
     """The lead model plans; a plan the lint rejects gets one more try, then code.
 
-    Facets are numbered by code (f0, f1, ...) whatever ids the model chose, and
-    an agent no definition provides falls back to the default one.
+    Facets are numbered by code (f0, f1, ...), an agent no definition provides
+    falls back to the default one, and a plan that says `direct_answer` but
+    lists several values is taken as the plan it is.
     """
 
     model: BaseChatModel
@@ -107,51 +142,68 @@ class ModelPlanner:
         messages = [SystemMessage(prompt), HumanMessage(question)]
         draft, tokens = await ainvoke_structured(self.model, messages, PlanDraft)
         try:
-            return Planned(lint_plan(self._to_plan(question, draft)), tokens)
+            return Planned(lint_plan(self._to_plan(question, draft), prompt), tokens)
         except PlanLintError as err:
             messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
             draft, used = await ainvoke_structured(self.model, messages, PlanDraft)
             tokens += used
         plan = self._to_plan(question, draft)
         try:
-            return Planned(lint_plan(plan), tokens)
+            return Planned(lint_plan(plan, prompt), tokens)
         except PlanLintError as err:
-            return Planned(lint_plan(repair(plan, err)), tokens)
+            repaired = repair(plan, err)
+            if not repaired.values:
+                raise ModelOutputError(
+                    f"the lead's plan has no usable value: {err}"
+                ) from err
+            return Planned(lint_plan(repaired), tokens)
 
     def _to_plan(self, question: str, draft: PlanDraft) -> CoveragePlan:
-        if draft.direct_answer:
+        values = {v for d in draft.dimensions for v in d.values}
+        if draft.direct_answer and len(values) < 2:
             return CoveragePlan.direct(question)
         return CoveragePlan(
             question=question,
             dimensions=tuple(
-                d.model_copy(update={"values": tuple(dict.fromkeys(d.values))})
+                Dimension(name=d.name, values=tuple(dict.fromkeys(d.values)))
                 for d in draft.dimensions
+                if d.values
             ),
             facets=tuple(
-                f.model_copy(
-                    update={
-                        "id": facet_id(n),
-                        "values": tuple(dict.fromkeys(f.values)),
-                        "agent_id": (
-                            f.agent_id if f.agent_id in self.agents else DEFAULT_AGENT
-                        ),
-                    }
+                Facet(
+                    id=facet_id(n),
+                    title=f.title,
+                    brief=f.brief,
+                    values=tuple(dict.fromkeys(f.values)),
+                    agent_id=f.agent if f.agent in self.agents else DEFAULT_AGENT,
                 )
-                for n, f in enumerate(draft.facets)
+                for n, f in enumerate(f for f in draft.facets if f.values)
             ),
         )
 
 
 def repair(plan: CoveragePlan, err: PlanLintError) -> CoveragePlan:
-    """Drop values no dimension names; give each unowned value a facet of its own."""
+    """The plan less refused and unknown values; unowned values get own facets."""
+    refused = set(err.refused)
+    dimensions = []
+    for d in plan.dimensions:
+        kept = tuple(v for v in d.values if v not in refused)
+        if kept and d.name not in refused:
+            dimensions.append(Dimension(name=d.name, values=kept))
+    values = {v for d in dimensions for v in d.values}
     facets = []
     for facet in plan.facets:
-        values = tuple(v for v in facet.values if v not in err.unknown)
-        if values:
-            facets.append(facet.model_copy(update={"values": values}))
-    taken = [f.id for f in facets]
-    facets += facets_for_values(plan.question, err.unowned, taken)
-    return plan.model_copy(update={"facets": tuple(facets)})
+        kept = tuple(v for v in facet.values if v in values)
+        if kept:
+            facets.append(facet.model_copy(update={"values": kept}))
+    owned = {v for f in facets for v in f.values}
+    unowned = list(
+        dict.fromkeys(v for d in dimensions for v in d.values if v not in owned)
+    )
+    facets += facets_for_values(plan.question, unowned, [f.id for f in facets])
+    return plan.model_copy(
+        update={"dimensions": tuple(dimensions), "facets": tuple(facets)}
+    )
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from typing import Annotated
 
@@ -102,9 +103,13 @@ class CoveragePlan(BaseModel):
         """Every dimension value, in plan order, without repeats."""
         return tuple(dict.fromkeys(v for d in self.dimensions for v in d.values))
 
-    def owner(self, value: str) -> Facet | None:
-        """The facet that owns `value`, if any."""
-        return next((f for f in self.facets if value in f.values), None)
+    def owners(self) -> dict[str, Facet]:
+        """The facet that owns each value: build once, then look values up."""
+        owners: dict[str, Facet] = {}
+        for facet in self.facets:
+            for value in facet.values:
+                owners.setdefault(value, facet)
+        return owners
 
     def extended(self, dimension: str, values: Sequence[str]) -> CoveragePlan:
         """This plan with `values` added to `dimension`, each with its own facet."""
@@ -124,14 +129,27 @@ class CoveragePlan(BaseModel):
 
 
 class PlanLintError(ValueError):
-    """A plan that cannot be sent: a value without owner, unknown, or a reused id."""
+    """A plan that cannot be sent, with the culprits of each problem.
+
+    Attributes:
+        unowned: Values no facet owns.
+        unknown: Facet values that no dimension names.
+        reused_ids: Facet ids used twice.
+        refused: Values (or dimension names) that are no values, with why: the
+            question itself, a dimension's own name, or text of the prompt.
+    """
 
     def __init__(
-        self, unowned: list[str], unknown: list[str], reused_ids: list[str]
+        self,
+        unowned: list[str],
+        unknown: list[str],
+        reused_ids: list[str],
+        refused: dict[str, str],
     ) -> None:
         self.unowned = unowned
         self.unknown = unknown
         self.reused_ids = reused_ids
+        self.refused = refused
         parts = []
         if unowned:
             parts.append(f"values no facet owns: {', '.join(unowned)}")
@@ -139,16 +157,56 @@ class PlanLintError(ValueError):
             parts.append(f"facet values in no dimension: {', '.join(unknown)}")
         if reused_ids:
             parts.append(f"facet ids used twice: {', '.join(reused_ids)}")
+        parts += [f"{value!r} is {why}" for value, why in refused.items()]
         super().__init__("; ".join(parts))
 
 
-def lint_plan(plan: CoveragePlan) -> CoveragePlan:
+ECHO_MIN_WORDS = 2
+"""Shortest text that counts as echoed from the prompt: single words recur."""
+
+
+def refused_values(plan: CoveragePlan, shown: str = "") -> dict[str, str]:
+    """Values and dimension names that are not values of the question, with why.
+
+    A value equal to the question, a value that repeats its own or another
+    dimension's name, and text copied from what the model was `shown` (the
+    prompt and the schema) but absent from the question are refused.
+    """
+    question, prompt = normalize(plan.question), normalize(shown)
+    names = {normalize(d.name) for d in plan.dimensions}
+
+    def echoed(text: str) -> bool:
+        words = normalize(text)
+        long_enough = len(words.split()) >= ECHO_MIN_WORDS
+        return long_enough and words in prompt and words not in question
+
+    refused: dict[str, str] = {}
+    for dimension in plan.dimensions:
+        if echoed(dimension.name):
+            refused[dimension.name] = "a dimension name copied from the prompt"
+        for value in dimension.values:
+            if normalize(value) == question:
+                refused[value] = "the question itself, not one of its values"
+            elif normalize(value) in names:
+                refused[value] = "a dimension's name, not one of its values"
+            elif echoed(value):
+                refused[value] = "text copied from the prompt, not from the question"
+    return refused
+
+
+def normalize(text: str) -> str:
+    """Case, punctuation and spacing folded, to compare what a model wrote."""
+    return " ".join(re.findall(r"[^\W_]+", text.casefold()))
+
+
+def lint_plan(plan: CoveragePlan, shown: str = "") -> CoveragePlan:
     """Check a plan before anything is sent and merge overlapping facets.
 
     Every dimension value must be owned by a facet, every facet value must
-    belong to a dimension, and no two facets may share an id; otherwise
-    `PlanLintError` names the culprits. Facets that own a common value are
-    merged into one, so no value is researched twice.
+    belong to a dimension, no two facets may share an id, and no value may be
+    refused by `refused_values` (`shown` is what the model that wrote the
+    plan was shown); otherwise `PlanLintError` names the culprits. Facets that
+    own a common value are merged into one, so no value is researched twice.
     """
     if plan.direct_answer:
         return plan
@@ -160,8 +218,9 @@ def lint_plan(plan: CoveragePlan) -> CoveragePlan:
     )
     ids = [f.id for f in plan.facets]
     reused = list(dict.fromkeys(i for i in ids if ids.count(i) > 1))
-    if unowned or unknown or reused:
-        raise PlanLintError(unowned, unknown, reused)
+    refused = refused_values(plan, shown)
+    if unowned or unknown or reused or refused:
+        raise PlanLintError(unowned, unknown, reused, refused)
     return plan.model_copy(update={"facets": tuple(_merge_overlaps(plan.facets))})
 
 

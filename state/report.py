@@ -29,9 +29,9 @@ def coverage_table(
 ) -> list[CoverageRow]:
     """One row per plan value: its facet, its verified findings, its status."""
     counts = count_by_value(findings)
-    rows = []
+    rows, owners = [], plan.owners()
     for value in plan.values:
-        owner = plan.owner(value)
+        owner = owners.get(value)
         rows.append(
             CoverageRow(
                 value=value,

@@ -48,8 +48,7 @@ def result(task: TaskDefinition, *errors: str) -> TaskResult:
 
 
 def task_for(plan: CoveragePlan, value: str, round_no: int) -> TaskDefinition:
-    facet = plan.owner(value)
-    assert facet is not None
+    facet = plan.owners()[value]
     return TaskDefinition.for_facet(
         facet, question=QUESTION, trace_id="t", round_no=round_no, timeout_s=5
     )

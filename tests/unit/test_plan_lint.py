@@ -53,3 +53,31 @@ def test_overlap_merges_transitively_and_keeps_disjoint_facets() -> None:
 def test_clean_plan_passes_unchanged() -> None:
     clean = plan(facet("f1", "a"), facet("f2", "b", "c"))
     assert lint_plan(clean) == clean
+
+
+def test_values_that_are_no_values_are_refused() -> None:
+    question = "How did music change in 2022?"
+    shown = "A dimension is one way in which a complete answer must vary."
+    bad = CoveragePlan(
+        question=question,
+        dimensions=(
+            Dimension(name="genre", values=("pop", "Genre", "era")),
+            Dimension(name="era", values=("2022", "how did music change in 2022")),
+            Dimension(name="extra", values=("complete answer", "music change")),
+        ),
+        facets=(
+            facet("f0", "pop", "Genre", "era", "2022"),
+            facet("f1", "how did music change in 2022"),
+            facet("f2", "complete answer", "music change"),
+        ),
+    )
+    with pytest.raises(PlanLintError) as err:
+        lint_plan(bad, shown)
+    assert set(err.value.refused) == {
+        "Genre",
+        "era",
+        "how did music change in 2022",
+        "complete answer",
+    }
+    assert "the question itself" in str(err.value)
+    assert "copied from the prompt" in str(err.value)
