@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
@@ -67,6 +68,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         "question": question,
         "plan": plan,
         "trace_id": trace_id,
+        "started_at": time.time(),
         "round": 0,
         "pending": [],
         "results": Overwrite({}),

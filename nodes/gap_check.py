@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 
 from langgraph.runtime import Runtime
@@ -28,9 +29,10 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     """Compute coverage, enumerate what the plan missed, queue the gaps.
 
     The enumerations run after a direct answer too: values they find turn it
-    into a delegated plan. Stops (no pending tasks) when every value is
-    covered, when a round added no coverage, or after `max_rounds`
-    re-delegations.
+    into a delegated plan. Delegation stops (no pending tasks) when every value
+    is covered, after `max_rounds` re-delegations, when a round added no
+    verified finding, when the run's deadline has passed, or when every
+    uncovered value was tried as often as allowed; the reason is recorded.
     """
     ctx = runtime.context
     plan, round_no = state["plan"], state.get("round", 0)
@@ -45,16 +47,20 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         new_values=tuple(new_values),
         previous=history[-1] if history else None,
     )
-    tasks: list[TaskDefinition] = []
-    if round_no < ctx.max_rounds and coverage.uncovered and coverage.improved:
-        tasks = next_tasks(
-            plan,
-            list(state.get("results", {}).values()),
-            coverage.uncovered,
-            trace_id=state["trace_id"],
-            round_no=round_no + 1,
-            ctx=ctx,
-        )
+    remaining = ctx.run_timeout_s - (time.time() - state.get("started_at", time.time()))
+    tasks = next_tasks(
+        plan,
+        list(state.get("results", {}).values()),
+        coverage.uncovered,
+        trace_id=state["trace_id"],
+        round_no=round_no + 1,
+        ctx=ctx,
+        timeout_s=min(ctx.task_timeout_s, max(remaining, 0.0)),
+    )
+    stopped = stop_reason(coverage, tasks, round_no, ctx.max_rounds, remaining)
+    if stopped:
+        tasks = []
+    coverage = coverage.model_copy(update={"stopped": stopped})
     event = emit(
         "COVERAGE",
         stage="gap_check",
@@ -65,6 +71,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         new_values=len(new_values),
         redelegate=len(tasks),
         added=", ".join(new_values) or None,
+        stopped=stopped,
     )
     update: ResearchState = {
         "plan": plan,
@@ -78,12 +85,34 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     return update
 
 
+def stop_reason(
+    coverage: RoundCoverage,
+    tasks: list[TaskDefinition],
+    round_no: int,
+    max_rounds: int,
+    remaining_s: float,
+) -> str | None:
+    """Why delegation ends after this round, or None if the gaps go out again."""
+    if not coverage.uncovered:
+        return "every value is covered"
+    if round_no >= max_rounds:
+        return f"the round limit ({max_rounds} re-delegations) was reached"
+    if not coverage.improved:
+        return "the last round added no verified finding"
+    if remaining_s <= 0:
+        return "the run's deadline passed"
+    if not tasks:
+        return f"every uncovered value was sent out {MAX_ATTEMPTS_PER_VALUE} times"
+    return None
+
+
 async def find_new_values(
     plan: CoveragePlan, findings: list[Finding], ctx: Context
 ) -> tuple[CoveragePlan, list[str], int, list[Event]]:
     """The plan extended by the independent enumerations, and what they added.
 
-    Each enumerator sees the plan as the ones before it extended it. One that
+    Each enumerator sees the plan as the ones before it extended it, and adds
+    at most `max_subagents` values a round. One that
     fails costs its enumeration only; the failure is reported as an event.
     Returns the plan, the new values, the lead's tokens and those events.
     """
@@ -113,6 +142,7 @@ def next_tasks(
     trace_id: str,
     round_no: int,
     ctx: Context,
+    timeout_s: float,
 ) -> list[TaskDefinition]:
     """One task per facet for its uncovered values not yet tried too often."""
     attempts = Counter(v for r in results for v in r.values)
@@ -129,7 +159,7 @@ def next_tasks(
             question=plan.question,
             trace_id=trace_id,
             round_no=round_no,
-            timeout_s=ctx.task_timeout_s,
+            timeout_s=timeout_s,
             values=tuple(values),
         )
         for facet_id, values in by_facet.items()

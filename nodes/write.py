@@ -25,6 +25,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     ctx = runtime.context
     plan, findings = state["plan"], state.get("findings", [])
     results = list(state.get("results", {}).values())
+    history = state.get("coverage", [])
     table = coverage_table(plan, findings, ctx.min_findings_per_value)
     gaps = [r.value for r in table if r.status != "covered"]
     citations = number_citations(plan, findings)
@@ -42,7 +43,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             lead_tokens += outcome.tokens
     summary = RunSummary.of(
         results,
-        state.get("coverage", []),
+        history,
         findings=len(findings),
         dropped=state.get("dropped", {}),
         lead_tokens=lead_tokens,
@@ -50,7 +51,14 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     )
     report = Report(
         markdown=render_markdown(
-            plan, findings, citations, table, summary, results, text
+            plan,
+            findings,
+            citations,
+            table,
+            summary,
+            results,
+            text,
+            history[-1].stopped if history else None,
         ),
         sections=tuple(title for title, _ in facet_sections(plan, findings)),
         citations=tuple(citations.values()),

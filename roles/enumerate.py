@@ -73,6 +73,7 @@ class ModelEnumerator:
     """The lead's second, independent enumeration of values the plan lacks."""
 
     model: BaseChatModel
+    limit: int
     timeout_s: float
 
     async def missing(
@@ -95,6 +96,8 @@ class ModelEnumerator:
                 if normalize_text(value) not in known:
                     known.add(normalize_text(value))
                     missing.setdefault(dimension.name, []).append(value)
+                if sum(map(len, missing.values())) == self.limit:
+                    return Enumerated(missing, tokens)
         return Enumerated(missing, tokens)
 
 
@@ -129,7 +132,9 @@ def enumerators(
 ) -> list[Enumerator]:
     """The lead's enumeration (LLM mode), then the corpus probe (every mode)."""
     corpus: list[Enumerator] = [CorpusProbe(kb, limit)]
-    return corpus if model is None else [ModelEnumerator(model, timeout_s), *corpus]
+    return (
+        corpus if model is None else [ModelEnumerator(model, limit, timeout_s), *corpus]
+    )
 
 
 @dataclass(frozen=True)

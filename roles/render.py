@@ -45,6 +45,7 @@ def render_markdown(
     summary: RunSummary,
     results: Sequence[TaskResult],
     synthesis: str | None,
+    stopped: str | None,
 ) -> str:
     """The report: coverage line, synthesis, facet sections, table, gaps, sources."""
     gaps = [r.value for r in table if r.status != "covered"]
@@ -69,6 +70,8 @@ def render_markdown(
         lines.append("")
     if gaps:
         lines += ["## Not covered", ""]
+        if stopped:
+            lines += [f"Delegation stopped: {stopped}.", ""]
         lines += [f"- **{v}**: {why_uncovered(v, results)}" for v in gaps]
         lines.append("")
     if citations:

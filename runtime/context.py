@@ -83,6 +83,11 @@ class Context:
     task_timeout_s: float = setting(
         "task_timeout_s", 120.0, "Seconds a subagent task may run before it fails."
     )
+    run_timeout_s: float = setting(
+        "run_timeout_s",
+        1800.0,
+        "Seconds after which a run sends no more tasks and writes its report.",
+    )
     lead_timeout_s: float = setting(
         "lead_timeout_s",
         180.0,
@@ -101,7 +106,8 @@ class Context:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_rounds < 0:
             raise ConfigError("max_rounds must be 0 or more")
-        if self.task_timeout_s <= 0 or self.lead_timeout_s <= 0:
+        timeouts = (self.task_timeout_s, self.lead_timeout_s, self.run_timeout_s)
+        if min(timeouts) <= 0:
             raise ConfigError("timeouts must be positive")
         resolve_spec(self.lead_model)
         resolve_spec(self.subagent_model)

@@ -42,7 +42,11 @@ class RoundCoverage(BaseModel):
     coverage: float | None = Field(
         ge=0.0, le=1.0, description="Share of values covered; None with no values."
     )
-    improved: bool = Field(description="Whether this round added coverage or values.")
+    findings: int = Field(default=0, description="Verified findings so far.")
+    improved: bool = Field(description="Whether this round added verified findings.")
+    stopped: str | None = Field(
+        default=None, description="Why delegation stopped after this round, if it did."
+    )
 
     @classmethod
     def measure(
@@ -55,11 +59,15 @@ class RoundCoverage(BaseModel):
         new_values: tuple[str, ...],
         previous: RoundCoverage | None,
     ) -> RoundCoverage:
-        """Apply the coverage rule to every value after round `round_no`."""
-        counts = count_by_value(findings)
+        """Apply the coverage rule to every value after round `round_no`.
+
+        A round improved on the one before only if it added verified findings:
+        values an enumeration adds are no gain.
+        """
+        verified = [f for f in findings if f.verified]
+        counts = count_by_value(verified)
         status = {v: status_of(counts[v], need) for v in values}
         covered = tuple(v for v in values if status[v] == "covered")
-        gained = previous is None or len(covered) > len(previous.covered)
         return cls(
             round=round_no,
             covered=covered,
@@ -67,5 +75,6 @@ class RoundCoverage(BaseModel):
             weak=tuple(v for v in values if status[v] == "weak"),
             new_values=new_values,
             coverage=len(covered) / len(values) if values else None,
-            improved=gained or bool(new_values),
+            findings=len(verified),
+            improved=previous is None or len(verified) > previous.findings,
         )

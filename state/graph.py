@@ -34,6 +34,8 @@ class ResearchState(TypedDict, total=False):
     Attributes:
         question: The question to answer.
         trace_id: Id of the run; task ids derive from it.
+        started_at: When the run started (seconds since the epoch), for its
+            deadline.
         plan: The linted coverage plan; gap_check adds facets for new values.
         pending: Tasks to send in the coming fan-out.
         round: The current delegation round, 0 for the first fan-out.
@@ -50,6 +52,7 @@ class ResearchState(TypedDict, total=False):
 
     question: str
     trace_id: str
+    started_at: float
     plan: CoveragePlan
     pending: list[TaskDefinition]
     round: int

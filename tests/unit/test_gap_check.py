@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 
 from langgraph.runtime import Runtime
@@ -74,6 +75,7 @@ def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None
     (after,) = update["coverage"]
     assert after.uncovered == TITLES
     assert not after.improved
+    assert after.stopped == "the last round added no verified finding"
     assert update["pending"] == []
     assert "round" not in update
 
@@ -107,6 +109,7 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
         trace_id="t",
         round_no=2,
         ctx=extractive(creative_kb, max_subagents=2),
+        timeout_s=5,
     )
     assert [t.values for t in tasks] == [("film",), ("writing",)]
     assert all(t.round == 2 and t.task_id != tried[0].task_id for t in tasks)
@@ -138,3 +141,19 @@ def test_why_uncovered_names_the_reason() -> None:
     )
     assert why_uncovered("film", results) == "no verified finding after 1 task(s)"
     assert why_uncovered("games", results).startswith("found by the coverage check")
+
+
+def test_no_task_goes_out_after_the_run_deadline(creative_kb: str) -> None:
+    state: ResearchState = {
+        "plan": plan_of(*TITLES),
+        "round": 0,
+        "trace_id": "t",
+        "started_at": time.time() - 10,
+        "findings": [],
+        "results": {},
+        "coverage": [],
+    }
+    context = extractive(creative_kb, run_timeout_s=5)
+    update = asyncio.run(gap_check(state, Runtime(context=context)))
+    assert update["pending"] == []
+    assert update["coverage"][0].stopped == "the run's deadline passed"
