@@ -29,7 +29,8 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     table = coverage_table(plan, findings, ctx.min_findings_per_value)
     gaps = [r.value for r in table if r.status != "covered"]
     citations = number_citations(plan, findings)
-    lead_tokens, dropped, text = state.get("lead_tokens", 0), 0, None
+    lead_tokens, markers, sentences = state.get("lead_tokens", 0), 0, 0
+    text: str | None = None
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     writer = synthesizer(model, ctx.lead_timeout_s)
     if writer is not None and findings:
@@ -39,15 +40,16 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         if isinstance(outcome, Exception):
             text = f"_No synthesis: the lead model failed ({outcome})._"
         else:
-            text, dropped = outcome.text, outcome.citations_dropped
-            lead_tokens += outcome.tokens
+            text, lead_tokens = outcome.text, lead_tokens + outcome.tokens
+            markers, sentences = outcome.citations_dropped, outcome.sentences_dropped
     summary = RunSummary.of(
         results,
         history,
         findings=len(findings),
         dropped=state.get("dropped", {}),
         lead_tokens=lead_tokens,
-        citations_dropped=dropped,
+        citations_dropped=markers,
+        sentences_dropped=sentences,
     )
     report = Report(
         markdown=render_markdown(

@@ -1,7 +1,8 @@
 """Write, LLM mode: the lead's cited synthesis that opens the report.
 
 Extractive mode has no synthesis: its report is the quoted findings alone.
-Citation markers that name no source are removed and counted.
+The synthesis is checked sentence by sentence: markers that name no source are
+removed, and a sentence that cites no source is dropped.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from state.findings import Finding
 from state.report import Citation
 
 _CITATION = re.compile(r"\[(\d+)\]")
+_INVALID = re.compile(r"\s*\[(\d+)\]")
+_BOUNDARY = re.compile(r"(?<![\s.][A-Z]\.)(?<=[.!?])((?:\s*\[\d+\])*)\s+(?=[A-Z\"“(])")
+"""Where a sentence ends: after its stop and the markers that follow it."""
 SYNTHESIS_PROMPT = """You write the opening of a research report from numbered
 evidence only. In at most four short paragraphs, answer the question. Cite every
 statement with the numbers of the evidence it rests on, like [2] or [1][4]; use
@@ -29,25 +33,49 @@ Markdown text only, no heading."""
 
 @dataclass(frozen=True)
 class Synthesis:
-    """The synthesis text, the citation markers dropped from it, its tokens."""
+    """The checked synthesis (None when no sentence stood), what was cut, tokens."""
 
-    text: str
+    text: str | None
     citations_dropped: int
+    sentences_dropped: int
     tokens: int
 
 
-def keep_valid_citations(text: str, valid: set[int]) -> tuple[str, int]:
-    """Remove citation markers that point at no source; count them."""
-    dropped = 0
+def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
+    """Keep the sentences that cite a source; remove markers that name none.
 
-    def check(marker: re.Match[str]) -> str:
-        nonlocal dropped
-        if int(marker.group(1)) in valid:
-            return marker.group(0)
-        dropped += 1
-        return ""
+    A marker naming no source is removed with the space before it; a sentence
+    left with no valid marker is dropped. Returns the text (None when nothing
+    stood), the markers removed and the sentences dropped.
+    """
+    markers = sentences = 0
+    paragraphs = []
+    for paragraph in re.split(r"\n\s*\n", text.strip()):
+        kept = []
+        for sentence in split_sentences(paragraph):
+            cited = [int(n) for n in _CITATION.findall(sentence)]
+            markers += sum(n not in valid for n in cited)
+            if not valid.intersection(cited):
+                sentences += 1
+                continue
+            kept.append(_INVALID.sub(lambda m: _keep_if(m, valid), sentence).strip())
+        if kept:
+            paragraphs.append(" ".join(kept))
+    return ("\n\n".join(paragraphs) or None), markers, sentences
 
-    return _CITATION.sub(check, text), dropped
+
+def split_sentences(paragraph: str) -> list[str]:
+    """The sentences of a paragraph, each with the citation markers it ends with."""
+    sentences, start = [], 0
+    for boundary in _BOUNDARY.finditer(paragraph):
+        sentences.append(paragraph[start : boundary.end(1)])
+        start = boundary.end()
+    sentences.append(paragraph[start:])
+    return [s.strip() for s in sentences if s.strip()]
+
+
+def _keep_if(marker: re.Match[str], valid: set[int]) -> str:
+    return marker.group(0) if int(marker.group(1)) in valid else ""
 
 
 @dataclass(frozen=True)
@@ -81,8 +109,8 @@ class Synthesizer:
                 ]
             )
         valid = {c.number for c in citations.values()}
-        text, dropped = keep_valid_citations(message_text(answer).strip(), valid)
-        return Synthesis(text, dropped, tokens_used(answer))
+        text, markers, sentences = check_citations(message_text(answer), valid)
+        return Synthesis(text, markers, sentences, tokens_used(answer))
 
 
 def synthesizer(model: BaseChatModel | None, timeout_s: float) -> Synthesizer | None:

@@ -71,6 +71,9 @@ class RunSummary(BaseModel):
     citations_dropped: int = Field(
         default=0, description="Synthesis citation markers that named no source."
     )
+    sentences_dropped: int = Field(
+        default=0, description="Synthesis sentences that cited no source."
+    )
     tokens: int = Field(default=0, description="All model tokens of the run.")
     lead_tokens: int = Field(default=0, description="Tokens of the lead's steps.")
     subagent_seconds: float = Field(default=0.0, description="Sum over all tasks.")
@@ -88,6 +91,7 @@ class RunSummary(BaseModel):
         dropped: dict[str, int],
         lead_tokens: int,
         citations_dropped: int,
+        sentences_dropped: int,
     ) -> RunSummary:
         """The run's numbers, from its results and coverage history."""
         slowest: dict[int, float] = defaultdict(float)
@@ -102,6 +106,7 @@ class RunSummary(BaseModel):
             findings_dropped=sum(dropped.values()),
             dropped_by_reason=dropped,
             citations_dropped=citations_dropped,
+            sentences_dropped=sentences_dropped,
             tokens=sum(r.tokens for r in results) + lead_tokens,
             lead_tokens=lead_tokens,
             subagent_seconds=round(sum(r.execution_time_s for r in results), 3),

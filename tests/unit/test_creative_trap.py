@@ -94,7 +94,7 @@ def test_no_subagent_message_reaches_the_coordinator(run: dict[str, Any]) -> Non
 def test_lead_synthesis_keeps_only_citations_that_exist(run: dict[str, Any]) -> None:
     report = run["report"]
     assert "## Summary" in report.markdown
-    assert "every medium [1][2], music included [4]; see also ." in report.markdown
+    assert "every medium [1][2], music included [4]; see also." in report.markdown
     assert "[99]" not in report.markdown
     assert report.summary.citations_dropped == 1
     assert len(report.citations) == 6

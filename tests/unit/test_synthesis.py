@@ -1,0 +1,35 @@
+"""The lead's synthesis is checked sentence by sentence against the sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.synthesis import check_citations, split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "stands", "markers", "sentences"),
+    [
+        ("Floods hit Pakistan [1]. Storms hit Britain [2].", True, 0, 0),
+        ("Floods hit [1]. Nothing backs this. Storms [7] came. [2]", True, 1, 1),
+        ("Every medium [1][2], music too [4]; see also [99].", True, 1, 0),
+        ("No citation here. None here either.", False, 0, 2),
+        ("Only invented ones [8]. And [9].", False, 2, 2),
+    ],
+)
+def test_sentences_without_a_valid_citation_are_dropped(
+    text: str, stands: bool, markers: int, sentences: int
+) -> None:
+    checked, removed, dropped = check_citations(text, {1, 2, 3, 4})
+    assert (removed, dropped) == (markers, sentences)
+    assert (checked is not None) == stands
+    if checked is not None:
+        assert all("[" in s for s in split_sentences(checked))
+        assert "[7]" not in checked and "[99]" not in checked
+        assert "  " not in checked and " ." not in checked
+
+
+def test_paragraphs_and_abbreviations_survive() -> None:
+    text = "The U.S. was hit [1]. Then more [2].\n\nA second paragraph [3]."
+    checked, _, _ = check_citations(text, {1, 2, 3})
+    assert checked == text
