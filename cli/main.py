@@ -21,11 +21,17 @@ from runtime.context import ConfigError, Context
 from runtime.corpus import CorpusError
 from runtime.kb import DEFAULT_KB_PATH, KnowledgeBaseError, build_default, ingest
 from runtime.models import ModelSpecError, ModelTimeoutError
+from runtime.reliability import describe
 from runtime.structured import ModelOutputError
 from state.graph import ResearchState
 from state.question import QuestionError, check_question
 from state.report import Report
 from subagents.registry import DefinitionError
+
+EXIT_BAD_INPUT = 2
+"""Bad input: the question, a setting, a model spec, the knowledge base."""
+EXIT_INCOMPLETE = 3
+"""The run finished, but every task failed or the model endpoint was lost."""
 
 USER_ERRORS = (
     QuestionError,
@@ -86,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
             return run_ingest(args, err)
         return run_research(args, err)
     except USER_ERRORS as error:
-        err.print(f"[red]error:[/] {error}")
-        return 2
+        err.print(f"[red]error:[/] {describe(error)}")
+        return EXIT_BAD_INPUT
     except openai.APIError as error:
-        err.print(f"[red]error:[/] the model endpoint failed: {error}")
-        return 2
+        err.print(f"[red]error:[/] the model endpoint failed: {describe(error)}")
+        return EXIT_BAD_INPUT
 
 
 def run_ingest(args: argparse.Namespace, err: Console) -> int:
@@ -129,6 +135,9 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
             json.dumps(result_json(state, seconds), indent=2), encoding="utf-8"
         )
     sys.stdout.write(report.markdown)
+    if report.summary.incomplete:
+        err.print(f"[red]incomplete:[/] {report.summary.incomplete}")
+        return EXIT_INCOMPLETE
     if not args.quiet:
         err.print(f"done in {seconds:.1f}s")
     return 0

@@ -10,7 +10,7 @@ from roles.render import facet_sections, number_citations, render_markdown
 from roles.synthesis import synthesizer
 from runtime.context import Context
 from runtime.models import load_chat_model
-from runtime.reliability import settle
+from runtime.reliability import describe, failure_kind, settle
 from state.graph import ResearchState
 from state.report import Report, RunSummary, coverage_table
 
@@ -31,6 +31,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     citations = number_citations(plan, findings)
     lead_tokens, markers, sentences = state.get("lead_tokens", 0), 0, 0
     text: str | None = None
+    lost = False
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     writer = synthesizer(model, ctx.lead_timeout_s)
     if writer is not None and findings:
@@ -38,7 +39,8 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             writer.synthesize(plan.question, findings, citations, gaps)
         )
         if isinstance(outcome, Exception):
-            text = f"_No synthesis: the lead model failed ({outcome})._"
+            text = f"_No synthesis: the lead model failed ({describe(outcome)})._"
+            lost = failure_kind(outcome) == "unreachable"
         else:
             text, lead_tokens = outcome.text, lead_tokens + outcome.tokens
             markers, sentences = outcome.citations_dropped, outcome.sentences_dropped
@@ -50,6 +52,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         lead_tokens=lead_tokens,
         citations_dropped=markers,
         sentences_dropped=sentences,
+        lead_unreachable=lost,
     )
     report = Report(
         markdown=render_markdown(

@@ -49,7 +49,14 @@ def render_markdown(
 ) -> str:
     """The report: coverage line, synthesis, facet sections, table, gaps, sources."""
     gaps = [r.value for r in table if r.status != "covered"]
-    lines = [f"# {plan.question}", "", coverage_line(table, summary), ""]
+    lines = [f"# {plan.question}", ""]
+    if summary.incomplete:
+        lines += [
+            f"**Incomplete run:** {summary.incomplete}. Only what was verified "
+            "before that is reported.",
+            "",
+        ]
+    lines += [coverage_line(table, summary), ""]
     if synthesis is not None:
         lines += ["## Summary", "", synthesis, ""]
     for title, own in facet_sections(plan, findings):

@@ -80,6 +80,11 @@ class RunSummary(BaseModel):
     critical_path_seconds: float = Field(
         default=0.0, description="Sum over rounds of the slowest task."
     )
+    incomplete: str | None = Field(
+        default=None,
+        description="Why the run did not complete as asked (every task failed, or "
+        "the model endpoint was lost); None when it did.",
+    )
 
     @classmethod
     def of(
@@ -92,6 +97,7 @@ class RunSummary(BaseModel):
         lead_tokens: int,
         citations_dropped: int,
         sentences_dropped: int,
+        lead_unreachable: bool = False,
     ) -> RunSummary:
         """The run's numbers, from its results and coverage history."""
         slowest: dict[int, float] = defaultdict(float)
@@ -111,7 +117,27 @@ class RunSummary(BaseModel):
             lead_tokens=lead_tokens,
             subagent_seconds=round(sum(r.execution_time_s for r in results), 3),
             critical_path_seconds=round(sum(slowest.values()), 3),
+            incomplete=incomplete_reason(results, lead_unreachable),
         )
+
+
+def incomplete_reason(
+    results: Sequence[TaskResult], lead_unreachable: bool
+) -> str | None:
+    """Why a run did not complete: every task failed, or its endpoint was lost."""
+    failed = [r for r in results if r.status == "failed"]
+    if results and len(failed) == len(results):
+        first = failed[0].errors[0] if failed[0].errors else "no reason given"
+        return f"every task failed ({len(failed)} of {len(results)}; first: {first})"
+    lost = sum(r.failure == "unreachable" for r in failed)
+    if lost:
+        return (
+            f"the model endpoint became unreachable: {lost} of {len(results)} "
+            "task(s) could not reach it"
+        )
+    if lead_unreachable:
+        return "the lead's model endpoint became unreachable while writing"
+    return None
 
 
 class Report(BaseModel):

@@ -63,6 +63,9 @@ class TaskDefinition(BaseModel):
 
 
 TaskStatus = Literal["success", "partial", "failed"]
+FailureKind = Literal["timeout", "unreachable", "invalid output", "error"]
+"""Why a task failed: out of time, its model endpoint unreachable, its output
+never valid, or any other error."""
 
 
 class TaskResult(BaseModel):
@@ -83,6 +86,9 @@ class TaskResult(BaseModel):
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
     tokens: int = Field(default=0, ge=0, description="Model tokens used, 0 if none.")
     steps: int = Field(default=0, ge=0, description="Model turns and tool calls.")
+    failure: FailureKind | None = Field(
+        default=None, description="Why a failed task failed."
+    )
 
     @classmethod
     def of(
@@ -95,11 +101,15 @@ class TaskResult(BaseModel):
         seconds: float,
         tokens: int = 0,
         steps: int = 0,
-        failed: bool = False,
+        failure: FailureKind | None = None,
     ) -> TaskResult:
-        """The result of `task`: failed, a success (findings, no errors) or partial."""
+        """The result of `task`: failed, a success or partial.
+
+        It failed when a `failure` is given; it is a success when it has
+        findings and no errors, else partial.
+        """
         status: TaskStatus = (
-            "failed" if failed else "success" if findings and not errors else "partial"
+            "failed" if failure else "success" if findings and not errors else "partial"
         )
         return cls(
             task_id=task.task_id,
@@ -115,4 +125,5 @@ class TaskResult(BaseModel):
             confidence=max((f.confidence for f in findings), default=0.0),
             tokens=tokens,
             steps=steps,
+            failure=failure,
         )

@@ -16,7 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from runtime.kb import knowledge_base
 from runtime.models import load_chat_model
-from runtime.reliability import settle
+from runtime.reliability import describe, failure_kind, settle
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition, TaskResult
 from subagents.contract import brief
@@ -52,10 +52,9 @@ async def run_task(
     outcome = await settle(asyncio.wait_for(subagent.ainvoke(start), limit))
     seconds = time.perf_counter() - clock
     if isinstance(outcome, Exception):
+        kind = failure_kind(outcome)
         reason = (
-            f"timed out after {limit:g}s"
-            if isinstance(outcome, TimeoutError)
-            else f"{type(outcome).__name__}: {outcome}"
+            f"timed out after {limit:g}s" if kind == "timeout" else describe(outcome)
         )
         return TaskResult.of(
             task,
@@ -63,7 +62,7 @@ async def run_task(
             errors=[reason],
             started_at=started,
             seconds=seconds,
-            failed=True,
+            failure=kind,
         )
     return TaskResult.of(
         task,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from cli.main import main
+from cli.main import EXIT_INCOMPLETE, main
 from nodes.dispatch import check_agents
 from roles.verify import NOT_VERBATIM
 from runtime.context import ConfigError, Context
@@ -231,7 +231,35 @@ def test_dead_subagent_endpoint_fails_tasks_not_the_run(
     results = list(state["results"].values())
     assert results and all(r.status == "failed" for r in results)
     assert all("Connection" in r.errors[0] for r in results)
+    assert {r.failure for r in results} == {"unreachable"}
     assert set(state["report"].unresolved_gaps) >= set(state["plan"].values[:5])
+    assert state["report"].summary.incomplete.startswith("every task failed")
+
+
+def test_a_run_whose_tasks_all_fail_exits_3_with_its_report(
+    dead_endpoint: None, freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "research",
+            "Which natural disasters struck in 2022 and 2023?",
+            "--kb",
+            freshwiki_kb,
+            "--quiet",
+            "--max-rounds",
+            "0",
+            "--lead-model",
+            "extractive",
+            "--subagent-model",
+            "openai:dead-sub",
+        ]
+    )
+    printed = capsys.readouterr()
+    assert code == EXIT_INCOMPLETE == 3
+    assert printed.out.splitlines()[2].startswith("**Incomplete run:** every task")
+    assert "## Not covered" in printed.out
+    assert "## Sources" not in printed.out  # nothing was cited: no empty section
+    assert "incomplete:" in printed.err
 
 
 def test_failed_synthesis_keeps_the_cited_findings(
