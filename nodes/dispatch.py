@@ -76,7 +76,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         "dropped": {},
         "coverage": Overwrite([]),
         "events": Overwrite([event]),
-        "lead_tokens": Overwrite(planned.tokens),
+        "lead_usage": Overwrite(planned.usage),
         "report": None,
     }
     if plan.direct_answer:

@@ -20,6 +20,7 @@ from state.findings import Finding
 from state.graph import ResearchState
 from state.plan import CoveragePlan
 from state.tasks import TaskDefinition, TaskResult
+from state.usage import Usage
 
 MAX_ATTEMPTS_PER_VALUE = 2
 """Tasks a value may be sent in before it is left uncovered."""
@@ -37,7 +38,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     ctx = runtime.context
     plan, round_no = state["plan"], state.get("round", 0)
     findings = state.get("findings", [])
-    plan, new_values, tokens, events = await find_new_values(plan, findings, ctx)
+    plan, new_values, usage, events = await find_new_values(plan, findings, ctx)
     history = state.get("coverage", [])
     coverage = RoundCoverage.measure(
         plan.values,
@@ -78,7 +79,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         "coverage": [coverage],
         "pending": tasks,
         "events": [*events, event],
-        "lead_tokens": tokens,
+        "lead_usage": usage,
     }
     if tasks:
         update["round"] = round_no + 1
@@ -108,18 +109,18 @@ def stop_reason(
 
 async def find_new_values(
     plan: CoveragePlan, findings: list[Finding], ctx: Context
-) -> tuple[CoveragePlan, list[str], int, list[Event]]:
+) -> tuple[CoveragePlan, list[str], Usage, list[Event]]:
     """The plan extended by the independent enumerations, and what they added.
 
     Each enumerator sees the plan as the ones before it extended it, and adds
     at most `max_subagents` values a round. One that
     fails costs its enumeration only; the failure is reported as an event.
-    Returns the plan, the new values, the lead's tokens and those events.
+    Returns the plan, the new values, the lead's usage and those events.
     """
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
     added: list[str] = []
-    tokens, failures = 0, []
+    usage, failures = Usage(), []
     for enumerator in enumerators(
         model, kb, limit=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
     ):
@@ -130,8 +131,8 @@ async def find_new_values(
         for dimension, values in outcome.values.items():
             plan = plan.extended(dimension, values)
             added += values
-        tokens += outcome.tokens
-    return plan, added, tokens, failures
+        usage += outcome.usage
+    return plan, added, usage, failures
 
 
 def next_tasks(

@@ -13,6 +13,7 @@ from runtime.models import load_chat_model
 from runtime.reliability import describe, failure_kind, settle
 from state.graph import ResearchState
 from state.report import Report, RunSummary, coverage_table
+from state.usage import Usage
 
 
 async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
@@ -29,7 +30,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     table = coverage_table(plan, findings, ctx.min_findings_per_value)
     gaps = [r.value for r in table if r.status != "covered"]
     citations = number_citations(plan, findings)
-    lead_tokens, markers, sentences = state.get("lead_tokens", 0), 0, 0
+    lead, markers, sentences = state.get("lead_usage", Usage()), 0, 0
     text: str | None = None
     lost = False
     model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
@@ -42,14 +43,14 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             text = f"_No synthesis: the lead model failed ({describe(outcome)})._"
             lost = failure_kind(outcome) == "unreachable"
         else:
-            text, lead_tokens = outcome.text, lead_tokens + outcome.tokens
+            text, lead = outcome.text, lead + outcome.usage
             markers, sentences = outcome.citations_dropped, outcome.sentences_dropped
     summary = RunSummary.of(
         results,
         history,
         findings=len(findings),
         dropped=state.get("dropped", {}),
-        lead_tokens=lead_tokens,
+        lead=lead,
         citations_dropped=markers,
         sentences_dropped=sentences,
         lead_unreachable=lost,

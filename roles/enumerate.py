@@ -28,6 +28,7 @@ from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from state.findings import Finding, normalize_text
 from state.plan import CoveragePlan, Dimension
+from state.usage import Usage
 
 EXPANSION_TERMS = 10
 _DEPTH = 100
@@ -37,10 +38,10 @@ PROBE_DIMENSION = "subject"
 
 @dataclass(frozen=True)
 class Enumerated:
-    """Values an enumerator found missing, by dimension, and the tokens it used."""
+    """Values an enumerator found missing, by dimension, and what it cost."""
 
     values: dict[str, list[str]]
-    tokens: int = 0
+    usage: Usage = Usage()
 
 
 class Enumerator(Protocol):
@@ -88,7 +89,7 @@ class ModelEnumerator:
             HumanMessage(f"Question: {plan.question}\n\nThe plan names:\n{named}"),
         ]
         async with lead_deadline(self.timeout_s, "enumerating"):
-            answer, tokens = await ainvoke_structured(self.model, messages, Enumeration)
+            answer, usage = await ainvoke_structured(self.model, messages, Enumeration)
         known = {normalize_text(v) for v in plan.values}
         missing: dict[str, list[str]] = {}
         for dimension in answer.dimensions:
@@ -97,8 +98,8 @@ class ModelEnumerator:
                     known.add(normalize_text(value))
                     missing.setdefault(dimension.name, []).append(value)
                 if sum(map(len, missing.values())) == self.limit:
-                    return Enumerated(missing, tokens)
-        return Enumerated(missing, tokens)
+                    return Enumerated(missing, usage)
+        return Enumerated(missing, usage)
 
 
 @dataclass(frozen=True)

@@ -33,14 +33,15 @@ from state.plan import (
     facets_for_values,
     lint_plan,
 )
+from state.usage import Usage
 
 
 @dataclass(frozen=True)
 class Planned:
-    """A linted plan and the lead tokens it took."""
+    """A linted plan and what the lead's calls for it cost."""
 
     plan: CoveragePlan
-    tokens: int = 0
+    usage: Usage = Usage()
 
 
 class Planner(Protocol):
@@ -140,23 +141,23 @@ class ModelPlanner:
             format=schema_instructions(PlanDraft),
         )
         messages = [SystemMessage(prompt), HumanMessage(question)]
-        draft, tokens = await ainvoke_structured(self.model, messages, PlanDraft)
+        draft, usage = await ainvoke_structured(self.model, messages, PlanDraft)
         try:
-            return Planned(lint_plan(self._to_plan(question, draft), prompt), tokens)
+            return Planned(lint_plan(self._to_plan(question, draft), prompt), usage)
         except PlanLintError as err:
             messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
             draft, used = await ainvoke_structured(self.model, messages, PlanDraft)
-            tokens += used
+            usage += used
         plan = self._to_plan(question, draft)
         try:
-            return Planned(lint_plan(plan, prompt), tokens)
+            return Planned(lint_plan(plan, prompt), usage)
         except PlanLintError as err:
             repaired = repair(plan, err)
             if not repaired.values:
                 raise ModelOutputError(
                     f"the lead's plan has no usable value: {err}"
                 ) from err
-            return Planned(lint_plan(repaired), tokens)
+            return Planned(lint_plan(repaired), usage)
 
     def _to_plan(self, question: str, draft: PlanDraft) -> CoveragePlan:
         values = {v for d in draft.dimensions for v in d.values}

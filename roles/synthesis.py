@@ -15,9 +15,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.models import lead_deadline
-from runtime.structured import message_text, tokens_used
+from runtime.structured import message_text
 from state.findings import Finding
 from state.report import Citation
+from state.usage import Usage
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _INVALID = re.compile(r"\s*\[(\d+)\]")
@@ -33,12 +34,12 @@ Markdown text only, no heading."""
 
 @dataclass(frozen=True)
 class Synthesis:
-    """The checked synthesis (None when no sentence stood), what was cut, tokens."""
+    """The checked synthesis (None when no sentence stood), what was cut, cost."""
 
     text: str | None
     citations_dropped: int
     sentences_dropped: int
-    tokens: int
+    usage: Usage
 
 
 def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
@@ -110,7 +111,7 @@ class Synthesizer:
             )
         valid = {c.number for c in citations.values()}
         text, markers, sentences = check_citations(message_text(answer), valid)
-        return Synthesis(text, markers, sentences, tokens_used(answer))
+        return Synthesis(text, markers, sentences, Usage.of(answer))
 
 
 def synthesizer(model: BaseChatModel | None, timeout_s: float) -> Synthesizer | None:

@@ -1,24 +1,49 @@
-"""Ask a chat model for JSON that validates against a pydantic schema."""
+"""Ask a chat model for JSON that validates against a pydantic schema.
+
+The server enforces the schema where it can: a JSON-schema response format
+first (`with_structured_output(method="json_schema")`), else a forced tool
+call. A model that supports neither is asked in the prompt and its answer
+parsed. Output that still does not validate gets a repair turn that shows the
+model its validation error.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar, cast
 
+import openai
 from langchain_core.exceptions import OutputParserException
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
+
+from runtime.reliability import describe
+from state.usage import Usage
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+SERVER_METHODS = ("json_schema", "function_calling")
+"""How a server can enforce a schema, in the order they are tried."""
+
+Attempt = tuple[BaseMessage, Any, BaseException | None]
+"""One call's raw answer, the parsed object (None if invalid), the error."""
 
 
 class ModelOutputError(ValueError):
-    """The model did not produce valid output after a repair attempt."""
+    """The model did not produce valid output after its repair turns.
+
+    Attributes:
+        usage: What the calls that failed cost.
+    """
+
+    def __init__(self, message: str, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage or Usage()
 
 
 def schema_instructions(schema: type[BaseModel]) -> str:
@@ -48,35 +73,109 @@ def parse(schema: type[T], message: BaseMessage) -> T:
 
 
 async def ainvoke_structured(
-    model: BaseChatModel, messages: Sequence[BaseMessage], schema: type[T]
-) -> tuple[T, int]:
-    """Invoke `model` and parse its answer; on bad output ask once to repair it.
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    schema: type[T],
+    *,
+    repairs: int = 1,
+) -> tuple[T, Usage]:
+    """Ask `model` for a `schema` object, enforced by the server where it can be.
 
-    Returns the parsed object and the tokens used.
+    Returns the object and the usage of every call it took.
     """
-    answer = await model.ainvoke(messages)
-    tokens = tokens_used(answer)
-    try:
-        return parse(schema, answer), tokens
-    except OutputParserException as first:
-        repair = HumanMessage(
-            "Your answer was not valid JSON for the schema: "
-            f"{_short(str(first))}\nAnswer again with only the JSON object."
-        )
-        retry = await model.ainvoke([*messages, answer, repair])
-        tokens += tokens_used(retry)
+    for method in server_methods(model):
         try:
-            return parse(schema, retry), tokens
-        except OutputParserException as second:
-            raise ModelOutputError(
-                f"model output is not a valid {schema.__name__}: {_short(str(second))}"
-            ) from second
+            enforced = model.with_structured_output(
+                schema, method=method, include_raw=True
+            )
+        except (NotImplementedError, ValueError):
+            continue  # this model class cannot be asked that way
+        try:
+            return await _until_valid(
+                _enforced_call(enforced, schema), list(messages), schema, repairs
+            )
+        except openai.BadRequestError:
+            continue  # the endpoint refuses this method
+
+    async def prompted(msgs: list[BaseMessage]) -> Attempt:
+        answer = await model.ainvoke(msgs)
+        try:
+            return answer, parse(schema, answer), None
+        except OutputParserException as err:
+            return answer, None, err
+
+    return await _until_valid(prompted, list(messages), schema, repairs)
 
 
-def tokens_used(message: BaseMessage) -> int:
-    """Total tokens a model message reports, 0 if it reports none."""
-    usage = getattr(message, "usage_metadata", None)
-    return int(usage["total_tokens"]) if usage else 0
+def server_methods(model: BaseChatModel) -> tuple[str, ...]:
+    """How the server can enforce a schema for this model class.
+
+    A class without its own `with_structured_output` gets LangChain's default,
+    which forces a tool call whatever method is asked for.
+    """
+    native = (
+        type(model).with_structured_output is not BaseChatModel.with_structured_output
+    )
+    return SERVER_METHODS if native else ("function_calling",)
+
+
+def _enforced_call(
+    enforced: Runnable[LanguageModelInput, Any], schema: type[BaseModel]
+) -> Callable[[list[BaseMessage]], Awaitable[Attempt]]:
+    """One call through the server's enforcement.
+
+    An answer in plain text instead (a server that ignored the format) is
+    parsed as such.
+    """
+
+    async def call(messages: list[BaseMessage]) -> Attempt:
+        out = cast(dict[str, Any], await enforced.ainvoke(messages))
+        raw, parsed, error = out["raw"], out["parsed"], out["parsing_error"]
+        if parsed is None and not getattr(raw, "tool_calls", None):
+            try:
+                return raw, parse(schema, raw), None
+            except OutputParserException as err:
+                return raw, None, error or err
+        return raw, parsed, error
+
+    return call
+
+
+async def _until_valid(
+    call: Callable[[list[BaseMessage]], Awaitable[Attempt]],
+    messages: list[BaseMessage],
+    schema: type[T],
+    repairs: int,
+) -> tuple[T, Usage]:
+    usage = Usage()
+    for _ in range(repairs + 1):
+        raw, parsed, error = await call(messages)
+        usage += Usage.of(raw)
+        if parsed is not None and error is None:
+            return parsed, usage
+        messages = [
+            *messages,
+            AIMessage(answer_text(raw)),
+            HumanMessage(
+                f"That answer is not a valid {schema.__name__}: "
+                f"{describe(error or ValueError('no answer'))}\n"
+                "Answer again with only the corrected JSON object."
+            ),
+        ]
+    raise ModelOutputError(
+        f"model output is not a valid {schema.__name__}: "
+        f"{describe(error or ValueError('no answer'))}",
+        usage,
+    )
+
+
+def answer_text(message: BaseMessage) -> str:
+    """What a model answered, as text: its content, else its tool calls' arguments."""
+    text = message_text(message)
+    calls = getattr(message, "tool_calls", None) or []
+    if not text.strip() and calls:
+        return json.dumps(calls[0]["args"])
+    return text
 
 
 def message_text(message: BaseMessage) -> str:
@@ -87,8 +186,3 @@ def message_text(message: BaseMessage) -> str:
     return "".join(
         part if isinstance(part, str) else str(part.get("text", "")) for part in content
     )
-
-
-def _short(text: str, limit: int = 500) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"

@@ -13,6 +13,7 @@ from state.findings import Finding
 from state.plan import CoveragePlan
 from state.report import Report
 from state.tasks import TaskDefinition, TaskResult
+from state.usage import Usage
 
 
 def merge_results(
@@ -46,7 +47,7 @@ class ResearchState(TypedDict, total=False):
         coverage: One RoundCoverage per round, in order.
         events: DELEGATE/RESULT/COVERAGE events, appended by the nodes that
             emit them (dispatch, subagent, gap_check).
-        lead_tokens: Tokens the lead model used (plan, enumerate, write).
+        lead_usage: What the lead model's calls cost (plan, enumerate, write).
         report: The final report; None until write runs.
     """
 
@@ -61,7 +62,7 @@ class ResearchState(TypedDict, total=False):
     dropped: dict[str, int]
     coverage: Annotated[list[RoundCoverage], operator.add]
     events: Annotated[list[Event], operator.add]
-    lead_tokens: Annotated[int, operator.add]
+    lead_usage: Annotated[Usage, operator.add]
     report: Report | None
 
 

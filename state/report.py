@@ -11,6 +11,7 @@ from state.coverage import RoundCoverage, ValueStatus, count_by_value, status_of
 from state.findings import Finding, Source
 from state.plan import CoveragePlan
 from state.tasks import TaskResult
+from state.usage import Usage
 
 
 class CoverageRow(BaseModel):
@@ -75,7 +76,18 @@ class RunSummary(BaseModel):
         default=0, description="Synthesis sentences that cited no source."
     )
     tokens: int = Field(default=0, description="All model tokens of the run.")
-    lead_tokens: int = Field(default=0, description="Tokens of the lead's steps.")
+    tokens_by_role: dict[str, int] = Field(
+        default_factory=dict,
+        description="Tokens of the lead (plan, enumerate, write) and the subagents.",
+    )
+    parent_context_tokens: int = Field(
+        default=0, description="The largest prompt the lead model saw, in tokens."
+    )
+    all_in_one_context_tokens: int = Field(
+        default=0,
+        description="What one model doing every subagent's work itself would have "
+        "held: the lead's largest prompt plus every subagent's largest.",
+    )
     subagent_seconds: float = Field(default=0.0, description="Sum over all tasks.")
     critical_path_seconds: float = Field(
         default=0.0, description="Sum over rounds of the slowest task."
@@ -94,7 +106,7 @@ class RunSummary(BaseModel):
         *,
         findings: int,
         dropped: dict[str, int],
-        lead_tokens: int,
+        lead: Usage,
         citations_dropped: int,
         sentences_dropped: int,
         lead_unreachable: bool = False,
@@ -113,8 +125,14 @@ class RunSummary(BaseModel):
             dropped_by_reason=dropped,
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
-            tokens=sum(r.tokens for r in results) + lead_tokens,
-            lead_tokens=lead_tokens,
+            tokens=sum(r.tokens for r in results) + lead.tokens,
+            tokens_by_role={
+                "lead": lead.tokens,
+                "subagents": sum(r.tokens for r in results),
+            },
+            parent_context_tokens=lead.context,
+            all_in_one_context_tokens=lead.context
+            + sum(r.context_tokens for r in results),
             subagent_seconds=round(sum(r.execution_time_s for r in results), 3),
             critical_path_seconds=round(sum(slowest.values()), 3),
             incomplete=incomplete_reason(results, lead_unreachable),

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from state.findings import Finding
 from state.plan import Facet
+from state.usage import Usage
 
 TASK_NAMESPACE = uuid.UUID("6f1d7a52-3c1e-4d0b-9a57-64a3f1f0c2de")
 
@@ -85,6 +86,9 @@ class TaskResult(BaseModel):
     execution_time_s: float = Field(ge=0.0)
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
     tokens: int = Field(default=0, ge=0, description="Model tokens used, 0 if none.")
+    context_tokens: int = Field(
+        default=0, ge=0, description="The largest prompt its model saw, in tokens."
+    )
     steps: int = Field(default=0, ge=0, description="Model turns and tool calls.")
     failure: FailureKind | None = Field(
         default=None, description="Why a failed task failed."
@@ -99,7 +103,7 @@ class TaskResult(BaseModel):
         errors: Sequence[str],
         started_at: datetime,
         seconds: float,
-        tokens: int = 0,
+        usage: Usage | None = None,
         steps: int = 0,
         failure: FailureKind | None = None,
     ) -> TaskResult:
@@ -123,7 +127,8 @@ class TaskResult(BaseModel):
             started_at=started_at,
             execution_time_s=seconds,
             confidence=max((f.confidence for f in findings), default=0.0),
-            tokens=tokens,
+            tokens=usage.tokens if usage else 0,
+            context_tokens=usage.context if usage else 0,
             steps=steps,
             failure=failure,
         )

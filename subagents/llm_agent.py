@@ -1,21 +1,31 @@
-"""LLM mode: a subagent is a tool loop over its allowed tools, ending in findings."""
+"""LLM mode, `tools` protocol: a tool loop over the agent's tools, ending in findings.
+
+Tool calls a model writes as text instead of native `tool_calls` are
+recognised and run. A reply that is neither a tool call nor a valid answer gets
+one corrective turn; an answer that still does not validate fails the task.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Collection
 from typing import Literal
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from runtime.kb import KnowledgeBase
-from runtime.structured import ModelOutputError, ainvoke_structured, tokens_used
+from runtime.reliability import describe
+from runtime.structured import ModelOutputError, ainvoke_structured, parse
 from state.agents import AgentManifest
-from subagents.contract import SubagentAnswer, check_answer, final_answer
+from state.usage import Usage
+from subagents.contract import SubagentAnswer, check_answer
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
 
@@ -25,6 +35,7 @@ FINISH_PROMPT = (
 )
 STEPS_PER_TURN = 2
 """A turn is a model step and a tool step."""
+_ARGUMENT_KEYS = ("arguments", "args", "parameters")
 
 
 def recursion_limit(max_turns: int) -> int:
@@ -36,6 +47,54 @@ def recursion_limit(max_turns: int) -> int:
     return STEPS_PER_TURN * max_turns + 2
 
 
+def text_tool_calls(text: str, tools: Collection[str]) -> list[ToolCall]:
+    """Tool calls written as JSON text: `{"name": "search", "arguments": {...}}`.
+
+    Every JSON object in the text (fenced, tagged or bare) that names one of
+    `tools` and carries its arguments counts; anything else is ignored.
+    """
+    decoder, at = json.JSONDecoder(), text.find("{")
+    calls: list[ToolCall] = []
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            at = text.find("{", at + 1)
+            continue
+        args = _arguments(value) if isinstance(value, dict) else None
+        if args is not None and value.get("name") in tools:
+            calls.append(
+                ToolCall(name=value["name"], args=args, id=f"text_{len(calls)}")
+            )
+        at = text.find("{", end)
+    return calls
+
+
+def _arguments(call: dict[str, object]) -> dict[str, object] | None:
+    for key in _ARGUMENT_KEYS:
+        args = call.get(key)
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError:
+                return None
+        if isinstance(args, dict):
+            return args
+    return None
+
+
+def with_text_tool_calls(message: BaseMessage, tools: Collection[str]) -> BaseMessage:
+    """The message, its text tool calls turned into native ones if it has no others."""
+    if not isinstance(message, AIMessage) or message.tool_calls:
+        return message
+    calls = text_tool_calls(str(message.content), tools)
+    if not calls:
+        return message
+    return AIMessage(
+        "", tool_calls=calls, usage_metadata=message.usage_metadata, id=message.id
+    )
+
+
 def build_llm_agent(
     manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase
 ) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
@@ -44,11 +103,15 @@ def build_llm_agent(
     tools: list[BaseTool] = [
         available[t] for t in manifest.allowed_tools if t in available
     ]
+    names = [t.name for t in tools]
     agent_model = model.bind_tools(tools) if tools else model
 
     async def agent(state: AgentState) -> dict[str, object]:
         answer = await agent_model.ainvoke(state["messages"])
-        return {"messages": [answer], "tokens": tokens_used(answer)}
+        return {
+            "messages": [with_text_tool_calls(answer, names)],
+            "usage": Usage.of(answer),
+        }
 
     def after_agent(state: AgentState) -> Literal["tools", "answer"]:
         last = state["messages"][-1]
@@ -59,22 +122,33 @@ def build_llm_agent(
         return "agent" if room_for_a_turn else "answer"
 
     async def answer(state: AgentState) -> dict[str, object]:
-        task, tokens = state["task"], 0
-        steps = len(state["messages"]) - 2
-        given = final_answer(state["messages"][-1])
-        if given is None:
-            ask = [*state["messages"], HumanMessage(FINISH_PROMPT)]
+        """Check the final answer; ask once more if there is none or it is invalid."""
+        messages, steps = state["messages"], len(state["messages"]) - 2
+        last = messages[-1]
+        usage = Usage()
+        try:
+            if isinstance(last, AIMessage) and not last.tool_calls:
+                given = parse(SubagentAnswer, last)
+            else:
+                ask = [*messages, HumanMessage(FINISH_PROMPT)]
+                given, usage = await ainvoke_structured(model, ask, SubagentAnswer)
+        except OutputParserException as err:
+            correct = HumanMessage(
+                "Your reply was neither a tool call nor a valid answer "
+                f"({describe(err)}). {FINISH_PROMPT}"
+            )
             try:
-                given, tokens = await ainvoke_structured(model, ask, SubagentAnswer)
-            except ModelOutputError as err:
-                return {"findings": [], "errors": [str(err)], "steps": steps}
-        findings, errors = await asyncio.to_thread(check_answer, given, task, kb)
-        return {
-            "findings": findings,
-            "errors": errors,
-            "tokens": tokens,
-            "steps": steps,
-        }
+                given, usage = await ainvoke_structured(
+                    model, [*messages, correct], SubagentAnswer, repairs=0
+                )
+            except ModelOutputError as invalid:
+                return invalid_answer(invalid, steps)
+        except ModelOutputError as invalid:
+            return invalid_answer(invalid, steps)
+        findings, errors = await asyncio.to_thread(
+            check_answer, given, state["task"], kb
+        )
+        return {"findings": findings, "errors": errors, "usage": usage, "steps": steps}
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node("agent", agent)
@@ -86,3 +160,14 @@ def build_llm_agent(
     builder.add_edge("answer", END)
     compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
     return compiled.with_config(recursion_limit=recursion_limit(manifest.max_turns))
+
+
+def invalid_answer(error: ModelOutputError, steps: int) -> dict[str, object]:
+    """The output of a subagent whose answer never validated: a failed task."""
+    return {
+        "findings": [],
+        "errors": [describe(error)],
+        "usage": error.usage,
+        "steps": steps,
+        "failure": "invalid output",
+    }

@@ -70,6 +70,7 @@ async def run_task(
         errors=outcome["errors"],
         started_at=started,
         seconds=seconds,
-        tokens=outcome["tokens"],
+        usage=outcome["usage"],
         steps=outcome["steps"],
+        failure=outcome.get("failure"),
     )

@@ -11,7 +11,8 @@ from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
 from state.findings import Finding
-from state.tasks import TaskDefinition
+from state.tasks import FailureKind, TaskDefinition
+from state.usage import Usage
 
 
 class AgentInput(TypedDict):
@@ -27,14 +28,16 @@ class AgentOutput(TypedDict):
     Attributes:
         findings: Typed findings that passed the answer checks.
         errors: Why the others were refused, or why no answer came.
-        tokens: Model tokens used.
+        usage: What its model calls cost.
         steps: Model turns and tool calls.
+        failure: Why it failed, when its answer never validated.
     """
 
     findings: list[Finding]
     errors: list[str]
-    tokens: int
+    usage: Usage
     steps: int
+    failure: FailureKind | None
 
 
 class AgentState(TypedDict):
@@ -45,8 +48,9 @@ class AgentState(TypedDict):
         task: The task it works on.
         findings: Typed findings, set when it answers.
         errors: What went wrong along the way (bad quotes, unknown passages).
-        tokens: Model tokens used, added up per turn.
+        usage: What its model calls cost, added up per turn.
         steps: Model turns and tool calls, set when it answers.
+        failure: Why it failed, when its answer never validated.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
 
@@ -54,6 +58,7 @@ class AgentState(TypedDict):
     task: TaskDefinition
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]
-    tokens: Annotated[int, operator.add]
+    usage: Annotated[Usage, operator.add]
     steps: int
+    failure: FailureKind | None
     remaining_steps: RemainingSteps

@@ -103,10 +103,19 @@ def test_lead_synthesis_keeps_only_citations_that_exist(run: dict[str, Any]) -> 
 def test_tokens_of_every_role_are_counted(run: dict[str, Any]) -> None:
     summary = run["report"].summary
     # the lead: plan, two enumerations, the synthesis
-    assert summary.lead_tokens == 4 * USAGE["total_tokens"]
+    assert summary.tokens_by_role["lead"] == 4 * USAGE["total_tokens"]
     subagent_tokens = sum(r.tokens for r in run["results"].values())
     assert subagent_tokens == 6 * 2 * USAGE["total_tokens"]  # 6 tasks x 2 turns
-    assert summary.tokens == summary.lead_tokens + subagent_tokens
+    assert summary.tokens_by_role["subagents"] == subagent_tokens
+    assert summary.tokens == summary.tokens_by_role["lead"] + subagent_tokens
+
+
+def test_parent_context_is_less_than_all_in_one(run: dict[str, Any]) -> None:
+    summary = run["report"].summary
+    tasks = list(run["results"].values())
+    assert all(r.context_tokens == USAGE["input_tokens"] for r in tasks)
+    assert summary.parent_context_tokens == USAGE["input_tokens"]
+    assert summary.all_in_one_context_tokens == (1 + len(tasks)) * USAGE["input_tokens"]
 
 
 def test_llm_path_makes_no_blocking_call_on_the_event_loop(

@@ -164,14 +164,16 @@ def test_hanging_subagent_times_out_as_a_failed_task(
     assert all(r.status == "failed" and "timed out" in r.errors[0] for r in results)
 
 
-def test_malformed_subagent_report_is_a_partial_result(
+def test_output_that_never_validates_fails_its_task(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     garbled = FakeResearcher(report="I found lots of things!")
     state = narrow_run(fake_models, creative_kb, garbled)
     results = list(state["results"].values())
-    assert {r.status for r in results} == {"partial"}
+    assert {r.status for r in results} == {"failed"}
+    assert {r.failure for r in results} == {"invalid output"}
     assert all("SubagentAnswer" in r.errors[0] for r in results)
+    assert all(r.tokens > 0 for r in results)  # the failed calls are counted
 
 
 def test_invented_quotes_are_dropped_and_counted(
