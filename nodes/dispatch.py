@@ -46,7 +46,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
     agents = await asyncio.to_thread(load_registry)
-    model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
+    model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     planned = await planner(
         model,
         kb,

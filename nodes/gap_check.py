@@ -118,7 +118,7 @@ async def find_new_values(
     Returns the plan, the new values, the lead's usage and those events.
     """
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
+    model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     added: list[str] = []
     usage, failures = Usage(), []
     for enumerator in enumerators(

@@ -22,9 +22,12 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
     """
     ctx, task = runtime.context, state["task"]
     manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
-    spec = ctx.lead_model if manifest.model == "lead" else ctx.subagent_model
     graph = await asyncio.to_thread(
-        compiled_subagent, manifest, spec, ctx.kb_path, ctx.findings_per_value
+        compiled_subagent,
+        manifest,
+        ctx.model(manifest.model),
+        ctx.kb_path,
+        ctx.findings_per_value,
     )
     async with run_slot(task.trace_id, ctx.max_parallel):
         delegate = emit(

@@ -33,7 +33,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     lead, markers, sentences = state.get("lead_usage", Usage()), 0, 0
     text: str | None = None
     lost = False
-    model = await asyncio.to_thread(load_chat_model, ctx.lead_model)
+    model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     writer = synthesizer(model, ctx.lead_timeout_s)
     if writer is not None and findings:
         outcome = await settle(

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from runtime.models import resolve_spec
+from runtime.models import ModelSettings, Role, resolve_spec
 
 T = TypeVar("T", int, float, str)
 
@@ -88,6 +88,19 @@ class Context:
         1800.0,
         "Seconds after which a run sends no more tasks and writes its report.",
     )
+    lead_max_tokens: int = setting(
+        "lead_max_tokens", 2048, "Longest answer of one lead model call, in tokens."
+    )
+    subagent_max_tokens: int = setting(
+        "subagent_max_tokens",
+        1024,
+        "Longest answer of one subagent model call, in tokens.",
+    )
+    request_timeout_s: float = setting(
+        "request_timeout_s",
+        120.0,
+        "Seconds one model request may take; transient errors are retried.",
+    )
     lead_timeout_s: float = setting(
         "lead_timeout_s",
         180.0,
@@ -97,6 +110,8 @@ class Context:
     def __post_init__(self) -> None:
         """Refuse settings out of range and model specs that name nothing."""
         for name in (
+            "lead_max_tokens",
+            "subagent_max_tokens",
             "max_subagents",
             "max_parallel",
             "min_findings_per_value",
@@ -106,8 +121,23 @@ class Context:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_rounds < 0:
             raise ConfigError("max_rounds must be 0 or more")
-        timeouts = (self.task_timeout_s, self.lead_timeout_s, self.run_timeout_s)
+        timeouts = (
+            self.task_timeout_s,
+            self.lead_timeout_s,
+            self.run_timeout_s,
+            self.request_timeout_s,
+        )
         if min(timeouts) <= 0:
             raise ConfigError("timeouts must be positive")
         resolve_spec(self.lead_model)
         resolve_spec(self.subagent_model)
+
+    def model(self, role: Role) -> ModelSettings:
+        """The model settings of a role."""
+        lead = role == "lead"
+        return ModelSettings(
+            spec=self.lead_model if lead else self.subagent_model,
+            role=role,
+            max_tokens=self.lead_max_tokens if lead else self.subagent_max_tokens,
+            timeout_s=self.request_timeout_s,
+        )

@@ -1,4 +1,12 @@
-"""Chat models per role, from spec strings: 'openai:<model>', 'extractive', 'auto'."""
+"""Chat models per role, from spec strings: 'openai:<model>', 'extractive', 'auto'.
+
+`openai:<model>` talks to any OpenAI-compatible endpoint. Each role (lead,
+subagent) may have its own endpoint and key (`DELEGATOR_<ROLE>_BASE_URL`,
+`DELEGATOR_<ROLE>_API_KEY`, else `OPENAI_BASE_URL` and `OPENAI_API_KEY`), its
+own answer length, a request timeout, and retries of transient errors only
+(connection errors, timeouts, rate limits, 5xx: the OpenAI client's rule).
+Every model shares langchain-core's rate limiter per spec.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +16,37 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
 EXTRACTIVE = "extractive"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+TRANSIENT_RETRIES = 2
 
-ModelFactory = Callable[[str], BaseChatModel]
+Role = Literal["lead", "subagent"]
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What a role's model is and how it may be called.
+
+    Attributes:
+        spec: The model spec ('openai:<model>', 'extractive', 'auto').
+        role: Whose model it is; picks the role's endpoint and key.
+        max_tokens: The longest answer a call may produce.
+        timeout_s: Seconds one request may take.
+    """
+
+    spec: str
+    role: Role = "lead"
+    max_tokens: int = 1024
+    timeout_s: float = 120.0
+
+
+ModelFactory = Callable[[str, ModelSettings], BaseChatModel]
 
 
 class ModelSpecError(ValueError):
@@ -26,19 +57,26 @@ class ModelTimeoutError(TimeoutError):
     """A model that did not answer in the time its step allows."""
 
 
-def _openai(name: str) -> BaseChatModel:
+def role_env(role: Role, name: str) -> str | None:
+    """`DELEGATOR_<ROLE>_<NAME>`, else `OPENAI_<NAME>`, else None."""
+    value = os.environ.get(f"DELEGATOR_{role.upper()}_{name}")
+    return value or os.environ.get(f"OPENAI_{name}") or None
+
+
+def _openai(name: str, settings: ModelSettings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    base_url = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
-    api_key = os.environ.get("OPENAI_API_KEY") or ("unused" if base_url else None)
+    base_url = role_env(settings.role, "BASE_URL")
+    api_key = role_env(settings.role, "API_KEY") or ("unused" if base_url else None)
     rps = float(os.environ.get("DELEGATOR_REQUESTS_PER_SECOND", "4"))
     return ChatOpenAI(
         model=name,
         base_url=base_url,
         api_key=api_key,
         temperature=0,
-        timeout=120,
-        max_retries=2,
+        max_tokens=settings.max_tokens,
+        timeout=settings.timeout_s,
+        max_retries=TRANSIENT_RETRIES,
         rate_limiter=InMemoryRateLimiter(requests_per_second=rps, max_bucket_size=4),
     )
 
@@ -71,23 +109,23 @@ def resolve_spec(spec: str) -> str:
     return spec
 
 
-def load_chat_model(spec: str) -> BaseChatModel | None:
-    """The chat model a spec names, or None in extractive mode.
+def load_chat_model(settings: ModelSettings) -> BaseChatModel | None:
+    """The chat model the settings name, or None in extractive mode.
 
-    One instance per resolved spec, so every role and subagent using a model
-    shares its rate limiter.
+    One instance per resolved spec and settings, so every step of a role
+    shares its model and its rate limiter.
     """
-    spec = resolve_spec(spec)
+    spec = resolve_spec(settings.spec)
     if spec == EXTRACTIVE:
         return None
     with _loading:
-        return _load(spec)
+        return _load(spec, settings)
 
 
 @functools.cache
-def _load(spec: str) -> BaseChatModel:
+def _load(spec: str, settings: ModelSettings) -> BaseChatModel:
     provider, _, name = spec.partition(":")
-    return _PROVIDERS[provider](name)
+    return _PROVIDERS[provider](name, settings)
 
 
 @asynccontextmanager

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from runtime.kb import knowledge_base
-from runtime.models import load_chat_model
+from runtime.models import ModelSettings, load_chat_model
 from runtime.reliability import describe, failure_kind, settle
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition, TaskResult
@@ -29,11 +29,14 @@ Subagent = CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]
 
 @functools.cache
 def compiled_subagent(
-    manifest: AgentManifest, model_spec: str, kb_path: str, findings_per_value: int
+    manifest: AgentManifest,
+    settings: ModelSettings,
+    kb_path: str,
+    findings_per_value: int,
 ) -> Subagent:
-    """The agent's subgraph for a model spec (extractive when it names no model)."""
+    """The agent's subgraph for its model (extractive when it names no model)."""
     kb = knowledge_base(kb_path)
-    model = load_chat_model(model_spec)
+    model = load_chat_model(settings)
     if model is None:
         return build_extractive_agent(manifest, kb, findings_per_value)
     return build_llm_agent(manifest, model, kb)

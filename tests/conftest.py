@@ -33,7 +33,7 @@ def creative_kb(tmp_path_factory: pytest.TempPathFactory) -> str:
 def fake_models() -> Iterator[Callable[[BaseChatModel], str]]:
     """Register chat models under unique 'fake:<id>' specs for one test."""
     models: dict[str, BaseChatModel] = {}
-    register_provider("fake", models.__getitem__)
+    register_provider("fake", lambda name, settings: models[name])
 
     def add(model: BaseChatModel) -> str:
         name = uuid.uuid4().hex
