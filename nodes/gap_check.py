@@ -52,6 +52,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     tasks = next_tasks(
         plan,
         list(state.get("results", {}).values()),
+        findings,
         coverage.uncovered,
         trace_id=state["trace_id"],
         round_no=round_no + 1,
@@ -138,6 +139,7 @@ async def find_new_values(
 def next_tasks(
     plan: CoveragePlan,
     results: list[TaskResult],
+    findings: list[Finding],
     uncovered: tuple[str, ...],
     *,
     trace_id: str,
@@ -145,7 +147,11 @@ def next_tasks(
     ctx: Context,
     timeout_s: float,
 ) -> list[TaskDefinition]:
-    """One task per facet for its uncovered values not yet tried too often."""
+    """One task per facet for its uncovered values not yet tried too often.
+
+    Each carries the sources already cited and what earlier attempts at its
+    values found or why they failed.
+    """
     attempts = Counter(v for r in results for v in r.values)
     by_facet: dict[str, list[str]] = {}
     owners = plan.owners()
@@ -154,6 +160,7 @@ def next_tasks(
         if owner is not None and attempts[value] < MAX_ATTEMPTS_PER_VALUE:
             by_facet.setdefault(owner.id, []).append(value)
     facets = {f.id: f for f in plan.facets}
+    cited = tuple({f.source.passage_id: f.source for f in findings}.values())
     return [
         TaskDefinition.for_facet(
             facets[facet_id],
@@ -162,6 +169,24 @@ def next_tasks(
             round_no=round_no,
             timeout_s=timeout_s,
             values=tuple(values),
+            cited=cited,
+            earlier=tuple(e for v in values if (e := earlier_attempt(v, results))),
         )
         for facet_id, values in by_facet.items()
     ][: ctx.max_subagents]
+
+
+def earlier_attempt(value: str, results: list[TaskResult]) -> str | None:
+    """What the last task sent for `value` found, or why it failed; None if none."""
+    tried = sorted((r for r in results if value in r.values), key=lambda r: r.round)
+    if not tried:
+        return None
+    last = tried[-1]
+    if last.status == "failed":
+        return f"{value}: the last task failed ({'; '.join(last.errors[:1])})"
+    found = sum(value in f.values for f in last.findings)
+    why = f"; {last.errors[0]}" if last.errors else ""
+    return (
+        f"{value}: the last task brought {found} finding(s) for it, none of which "
+        f"passed verification{why}"
+    )

@@ -9,7 +9,7 @@ import re
 import sqlite3
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,11 +122,18 @@ class KnowledgeBase:
         return sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
 
     def search(
-        self, query: str, k: int = 8, *, op: str = "OR", doc_id: str | None = None
+        self,
+        query: str,
+        k: int = 8,
+        *,
+        op: str = "OR",
+        doc_id: str | None = None,
+        exclude: Collection[str] = (),
     ) -> list[Passage]:
         """The `k` best passages for the content words of `query` (BM25).
 
-        `op="AND"` requires every word; `doc_id` keeps one document's passages.
+        `op="AND"` requires every word; `doc_id` keeps one document's passages;
+        passages whose ids are in `exclude` are left out.
         """
         expr = match_query(terms(query), op=op)
         if not expr:
@@ -136,10 +143,12 @@ class KnowledgeBase:
             " -bm25(passages, 0, 0, ?, ?, ?) AS score"
             " FROM passages p JOIN documents d USING (doc_id)"
             " WHERE passages MATCH ? AND (? IS NULL OR p.doc_id = ?)"
+            " AND p.passage_id NOT IN (SELECT value FROM json_each(?))"
             " ORDER BY score DESC LIMIT ?"
         )
+        args = (*_WEIGHTS, expr, doc_id, doc_id, json.dumps(list(exclude)), k)
         with closing(self._connect()) as db:
-            rows = db.execute(sql, (*_WEIGHTS, expr, doc_id, doc_id, k)).fetchall()
+            rows = db.execute(sql, args).fetchall()
         return [Passage(*row) for row in rows]
 
     def rank_documents(

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.findings import Finding
+from state.findings import Finding, Source
 from state.plan import Facet
 from state.usage import Usage
 
@@ -34,6 +34,15 @@ class TaskDefinition(BaseModel):
     brief: str = Field(description="What to find out: the facet's brief.")
     values: tuple[str, ...] = Field(description="Dimension values to cover.")
     acceptance: str = Field(description="What a good answer holds.")
+    cited: tuple[Source, ...] = Field(
+        default=(),
+        description="Sources the run already cites: not to repeat; searches "
+        "leave their passages out.",
+    )
+    earlier: tuple[str, ...] = Field(
+        default=(),
+        description="What earlier attempts at these values found, or why they failed.",
+    )
     timeout_s: float = 60.0
     round: int = 0
 
@@ -47,6 +56,8 @@ class TaskDefinition(BaseModel):
         round_no: int,
         timeout_s: float,
         values: tuple[str, ...] | None = None,
+        cited: tuple[Source, ...] = (),
+        earlier: tuple[str, ...] = (),
     ) -> TaskDefinition:
         """The task that sends `facet` (or some of its values) out in a round."""
         return cls(
@@ -58,6 +69,8 @@ class TaskDefinition(BaseModel):
             brief=facet.brief,
             values=values or facet.values,
             acceptance=facet.acceptance,
+            cited=cited,
+            earlier=earlier,
             timeout_s=timeout_s,
             round=round_no,
         )

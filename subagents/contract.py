@@ -32,14 +32,35 @@ class SubagentAnswer(BaseModel):
     findings: list[ClaimedFinding] = Field(default_factory=list)
 
 
+MAX_CITED_IN_BRIEF = 12
+"""Cited sources a brief names; searches leave out every cited passage anyway."""
+
+
 def brief(task: TaskDefinition) -> str:
-    """The one message a subagent starts from."""
+    """The one message a subagent starts from.
+
+    A re-delegated task also says what the run already cites and what earlier
+    attempts at its values found or why they failed.
+    """
     values = "\n".join(f"- {v}" for v in task.values)
-    return (
-        f"Question: {task.question}\n\nYour facet: {task.brief}\n\n"
-        f"Values to cover:\n{values}\n\nDone when: {task.acceptance}\n\n"
-        f"Return findings as JSON:\n{schema_instructions(SubagentAnswer)}"
-    )
+    parts = [
+        f"Question: {task.question}",
+        f"Your facet: {task.brief}",
+        f"Values to cover:\n{values}",
+        f"Done when: {task.acceptance}",
+    ]
+    if task.cited:
+        shown = [f"- {s.title}, {s.section}" for s in task.cited[:MAX_CITED_IN_BRIEF]]
+        more = len(task.cited) - len(shown)
+        shown += [f"- and {more} more"] if more > 0 else []
+        parts.append(
+            "Already cited for this question (find something new; searches leave "
+            "these passages out):\n" + "\n".join(shown)
+        )
+    if task.earlier:
+        parts.append("Earlier attempts:\n" + "\n".join(f"- {e}" for e in task.earlier))
+    parts.append(f"Return findings as JSON:\n{schema_instructions(SubagentAnswer)}")
+    return "\n\n".join(parts)
 
 
 def final_answer(message: BaseMessage) -> SubagentAnswer | None:

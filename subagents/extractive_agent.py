@@ -16,6 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 from runtime.kb import KnowledgeBase, terms
 from state.agents import AgentManifest
 from state.findings import Finding
+from state.tasks import TaskDefinition
 from subagents.reading import best_sentences, idf_weights, quoted_findings
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
@@ -38,24 +39,26 @@ def build_extractive_agent(
         )
     call_ids = itertools.count()
 
-    def call(name: str, args: dict[str, object], log: list[AnyMessage]) -> str:
+    def call(
+        name: str, args: dict[str, object], task: TaskDefinition, log: list[AnyMessage]
+    ) -> str:
         """Call a tool as a model would, logging the request and the answer."""
         call_id = f"call_{next(call_ids)}"
-        output = str(tools[name].invoke(args))
+        output = str(tools[name].invoke({**args, "task": task}))
         log.append(
             AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
         )
         log.append(ToolMessage(output, tool_call_id=call_id, name=name))
         return output
 
-    def search(value: str, question: str, log: list[AnyMessage]) -> list[Hit]:
+    def search(value: str, task: TaskDefinition, log: list[AnyMessage]) -> list[Hit]:
         """Hits on `value`'s own pages for the question, else on its words alone."""
-        query = {"query": f"{value} {question}", "k": 10}
-        hits = _about(value, json.loads(call("search", query, log)))
+        query = {"query": f"{value} {task.question}", "k": 10}
+        hits = _about(value, json.loads(call("search", query, task, log)))
         if hits:
             return hits
         exact = {"query": value, "k": 10, "match_all": True}
-        return list(json.loads(call("search", exact, log)))
+        return list(json.loads(call("search", exact, task, log)))
 
     def research(state: AgentState) -> dict[str, object]:
         task = state["task"]
@@ -63,11 +66,11 @@ def build_extractive_agent(
         findings: list[Finding] = []
         for value in task.values:
             weights = idf_weights(kb, [*terms(task.question), *terms(value)])
-            hits = search(value, task.question, log)
+            hits = search(value, task, log)
             read = []
             for hit in _best_hits(hits, weights, PASSAGES_READ_PER_VALUE):
                 passage = json.loads(
-                    call("read", {"passage_id": hit["passage_id"]}, log)
+                    call("read", {"passage_id": hit["passage_id"]}, task, log)
                 )
                 if "text" in passage:
                     read.append((passage["passage_id"], passage["text"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from datetime import UTC, datetime
 
@@ -13,9 +14,12 @@ from roles.enumerate import probe
 from roles.render import why_uncovered
 from runtime.kb import KnowledgeBase
 from state.coverage import RoundCoverage
+from state.findings import Finding
 from state.graph import ResearchState
 from state.plan import CoveragePlan, Dimension, facets_for_values
 from state.tasks import TaskDefinition, TaskResult
+from subagents.contract import brief
+from subagents.tools import make_tools
 from tests.support import extractive
 
 QUESTION = "What is the impact of AI on creative industries?"
@@ -105,6 +109,7 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
     tasks = next_tasks(
         plan,
         [result(t) for t in tried],
+        [],
         ("music", "film", "writing", "1990s"),
         trace_id="t",
         round_no=2,
@@ -157,3 +162,37 @@ def test_no_task_goes_out_after_the_run_deadline(creative_kb: str) -> None:
     update = asyncio.run(gap_check(state, Runtime(context=context)))
     assert update["pending"] == []
     assert update["coverage"][0].stopped == "the run's deadline passed"
+
+
+def test_a_redelegated_task_carries_what_is_known(creative_kb: str) -> None:
+    kb = KnowledgeBase(creative_kb)
+    plan = plan_of("music", "film")
+    passage = kb.search("AI music composition", 1)[0]
+    cited = Finding(
+        claim=passage.text[:80],
+        quote=passage.text[:80],
+        source=passage.source(),
+        facet_ids=("f0",),
+        values=("music",),
+        verified=True,
+    )
+    failed = result(task_for(plan, "film", 0), "timed out after 5s")
+    failed = failed.model_copy(update={"status": "failed"})
+    (task,) = next_tasks(
+        plan,
+        [failed],
+        [cited],
+        ("film",),
+        trace_id="t",
+        round_no=1,
+        ctx=extractive(creative_kb),
+        timeout_s=5,
+    )
+    assert task.cited == (cited.source,)
+    assert task.earlier == ("film: the last task failed (timed out after 5s)",)
+    text = brief(task)
+    assert f"- {passage.title}, {passage.section}" in text
+    assert "film: the last task failed (timed out after 5s)" in text
+    search = make_tools(kb)["search"]
+    hits = json.loads(search.invoke({"query": "AI music composition", "task": task}))
+    assert passage.passage_id not in {h["passage_id"] for h in hits}
