@@ -6,9 +6,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from runtime.models import ModelSettings, Role, resolve_spec
+from runtime.models import ModelSettings, Protocol, Role, resolve_spec
 
 T = TypeVar("T", int, float, str)
+PROTOCOLS = ("auto", "tools", "json")
 
 
 class ConfigError(ValueError):
@@ -56,6 +57,12 @@ class Context:
     )
     subagent_model: str = setting(
         "subagent_model", "auto", "Model of the subagents; same specs as lead_model."
+    )
+    subagent_protocol: str = setting(
+        "subagent_protocol",
+        "auto",
+        "How LLM subagents act: 'tools' (native tool calls), 'json' (one JSON "
+        "step a turn, for small models) or 'auto' (json for local: models).",
     )
     kb_path: str = setting(
         "kb_path",
@@ -131,13 +138,23 @@ class Context:
             raise ConfigError("timeouts must be positive")
         resolve_spec(self.lead_model)
         resolve_spec(self.subagent_model)
+        if self.subagent_protocol not in PROTOCOLS:
+            raise ConfigError(
+                f"subagent_protocol must be one of {', '.join(PROTOCOLS)}, "
+                f"not {self.subagent_protocol!r}"
+            )
 
     def model(self, role: Role) -> ModelSettings:
         """The model settings of a role."""
         lead = role == "lead"
+        spec = self.lead_model if lead else self.subagent_model
+        protocol: Protocol = "json" if self.subagent_protocol == "json" else "tools"
+        if self.subagent_protocol == "auto" and resolve_spec(spec).startswith("local:"):
+            protocol = "json"
         return ModelSettings(
-            spec=self.lead_model if lead else self.subagent_model,
+            spec=spec,
             role=role,
+            protocol=protocol,
             max_tokens=self.lead_max_tokens if lead else self.subagent_max_tokens,
             timeout_s=self.request_timeout_s,
         )

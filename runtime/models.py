@@ -27,6 +27,7 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 TRANSIENT_RETRIES = 2
 
 Role = Literal["lead", "subagent"]
+Protocol = Literal["tools", "json"]
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,14 @@ class ModelSettings:
     Attributes:
         spec: The model spec ('openai:<model>', 'extractive', 'auto').
         role: Whose model it is; picks the role's endpoint and key.
+        protocol: How a subagent on this model acts: 'tools' or 'json'.
         max_tokens: The longest answer a call may produce.
         timeout_s: Seconds one request may take.
     """
 
     spec: str
     role: Role = "lead"
+    protocol: Protocol = "tools"
     max_tokens: int = 1024
     timeout_s: float = 120.0
 

@@ -21,6 +21,7 @@ from state.agents import AgentManifest
 from state.tasks import TaskDefinition, TaskResult
 from subagents.contract import brief
 from subagents.extractive_agent import build_extractive_agent
+from subagents.json_agent import build_json_agent
 from subagents.llm_agent import build_llm_agent
 from subagents.state import AgentInput, AgentOutput, AgentState
 
@@ -39,6 +40,8 @@ def compiled_subagent(
     model = load_chat_model(settings)
     if model is None:
         return build_extractive_agent(manifest, kb, findings_per_value)
+    if settings.protocol == "json":
+        return build_json_agent(manifest, model, kb)
     return build_llm_agent(manifest, model, kb)
 
 

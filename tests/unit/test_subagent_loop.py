@@ -14,8 +14,9 @@ from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
 from subagents.contract import brief
-from subagents.llm_agent import FINISH_PROMPT, build_llm_agent
+from subagents.llm_agent import FINISH_PROMPT, build_llm_agent, text_tool_calls
 from subagents.state import AgentInput
+from tests.unit.fakes import Scripted
 
 TASK = TaskDefinition(
     task_id="t",
@@ -91,3 +92,57 @@ def test_only_the_output_schema_leaves_the_subagent(creative_kb: str) -> None:
     out = run(EndlessSearcher(), 2, creative_kb)
     assert set(out) <= {"findings", "errors", "usage", "steps", "failure"}
     assert "messages" not in out and "task" not in out
+
+
+class TextCaller(Scripted):
+    """Writes its tool calls as text, as small models do."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> TextCaller:
+        return self
+
+
+def test_text_tool_calls_are_recognised() -> None:
+    text = (
+        'I will search.\n```json\n{"name": "search", "arguments": {"query": "music"}}'
+        '\n```\n<tool_call>{"name": "read", '
+        '"arguments": "{\\"passage_id\\": \\"x#1\\"}"}'
+        '</tool_call> {"name": "delete_all", "arguments": {}} {"broken": '
+    )
+    calls = text_tool_calls(text, ["search", "read"])
+    assert [(c["name"], c["args"]) for c in calls] == [
+        ("search", {"query": "music"}),
+        ("read", {"passage_id": "x#1"}),
+    ]
+
+
+def test_a_text_tool_call_runs_the_tool(creative_kb: str) -> None:
+    written = '{"name": "search", "arguments": {"query": "music generators"}}'
+    answer = (
+        '{"findings": [{"claim": "Music generators compose songs from text.", '
+        '"quote": "Music generators compose full songs", '
+        '"passage_id": "AI_in_music#0", "values": ["music"]}]}'
+    )
+    model = TextCaller(messages=iter([AIMessage(written), AIMessage(answer)]))
+    agent = build_llm_agent(manifest(3), model, KnowledgeBase(creative_kb))
+    start: AgentInput = {
+        "messages": [SystemMessage("Search."), HumanMessage(brief(TASK))],
+        "task": TASK,
+    }
+    out = asyncio.run(agent.ainvoke(start))
+    assert out["steps"] == 3  # the call, its result, the answer
+    assert [f.source.passage_id for f in out["findings"]] == ["AI_in_music#0"]
+
+
+def test_prose_instead_of_an_answer_gets_one_correction_then_fails(
+    creative_kb: str,
+) -> None:
+    prose = AIMessage("I found many interesting things about music.")
+    model = TextCaller(messages=iter([prose, prose, prose]))
+    agent = build_llm_agent(manifest(3), model, KnowledgeBase(creative_kb))
+    start: AgentInput = {
+        "messages": [SystemMessage("Search."), HumanMessage(brief(TASK))],
+        "task": TASK,
+    }
+    out = asyncio.run(agent.ainvoke(start))
+    assert out["failure"] == "invalid output"
+    assert out["findings"] == []

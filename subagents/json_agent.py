@@ -1,0 +1,118 @@
+"""LLM mode, `json` protocol: each turn is one schema-constrained step.
+
+For models that cannot call tools reliably (small local ones), a turn asks for
+one JSON object, enforced by the server where it can be: search, read, or
+finish with findings. The step's tool result comes back as the next message. A
+step that still does not validate after one repair turn fails the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+from pydantic import BaseModel, Field
+
+from runtime.kb import KnowledgeBase
+from runtime.structured import ModelOutputError, ainvoke_structured
+from state.agents import AgentManifest
+from state.tasks import TaskDefinition
+from subagents.contract import ClaimedFinding, SubagentAnswer, check_answer
+from subagents.llm_agent import FINISH_PROMPT, invalid_answer
+from subagents.state import AgentInput, AgentOutput, AgentState
+from subagents.tools import make_tools
+
+STEP_PROMPT = (
+    "Answer with one JSON object for your next step: "
+    '{"action": "search", "query": "..."} to search, '
+    '{"action": "read", "passage_id": "..."} to read a passage that a search '
+    'returned, or {"action": "finish", "findings": [...]} when you are done.'
+)
+
+
+class SubagentStep(BaseModel):
+    """Your next step: search, read a passage, or finish with your findings."""
+
+    action: Literal["search", "read", "finish"] = Field(
+        description="search for passages, read one, or finish."
+    )
+    query: str = Field(default="", description="For search: a few keywords.")
+    passage_id: str = Field(
+        default="", description="For read: the passage_id of a search result."
+    )
+    findings: list[ClaimedFinding] = Field(
+        default_factory=list,
+        description="For finish: findings with quotes copied from passages read.",
+    )
+
+
+def recursion_limit(max_turns: int) -> int:
+    """Steps for `max_turns` turns (one step each), the forced finish, one spare."""
+    return max_turns + 2
+
+
+def build_json_agent(
+    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase
+) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
+    """A loop of JSON steps over the definition's allowed tools."""
+    tools = {n: t for n, t in make_tools(kb).items() if n in manifest.allowed_tools}
+
+    async def step(
+        state: AgentState,
+    ) -> Command[Literal["step", "finish", "__end__"]]:
+        messages = [*state["messages"], HumanMessage(STEP_PROMPT)]
+        steps = len(state["messages"]) - 2
+        try:
+            chosen, usage = await ainvoke_structured(model, messages, SubagentStep)
+        except ModelOutputError as invalid:
+            return Command(update=invalid_answer(invalid, steps), goto="__end__")
+        said = AIMessage(chosen.model_dump_json(exclude_defaults=True))
+        if chosen.action == "finish":
+            answer = SubagentAnswer(findings=chosen.findings)
+            findings, errors = await asyncio.to_thread(
+                check_answer, answer, state["task"], kb
+            )
+            update = {"findings": findings, "errors": errors, "steps": steps + 1}
+            return Command(update={**update, "usage": usage}, goto="__end__")
+        result = await asyncio.to_thread(run_tool, chosen, state["task"])
+        room_for_a_turn = state["remaining_steps"] > 2
+        goto: Literal["step", "finish"] = "step" if room_for_a_turn else "finish"
+        return Command(
+            update={"messages": [said, HumanMessage(result)], "usage": usage},
+            goto=goto,
+        )
+
+    def run_tool(chosen: SubagentStep, task: TaskDefinition) -> str:
+        tool = tools.get(chosen.action)
+        if tool is None:
+            return f"{chosen.action} is not a tool you may use."
+        if chosen.action == "search":
+            output = tool.invoke({"query": chosen.query, "task": task})
+        else:
+            output = tool.invoke({"passage_id": chosen.passage_id})
+        return f"Result of {chosen.action}:\n{output}"
+
+    async def finish(state: AgentState) -> dict[str, object]:
+        messages = [*state["messages"], HumanMessage(FINISH_PROMPT)]
+        steps = len(state["messages"]) - 2
+        try:
+            answer, usage = await ainvoke_structured(model, messages, SubagentAnswer)
+        except ModelOutputError as invalid:
+            return invalid_answer(invalid, steps)
+        findings, errors = await asyncio.to_thread(
+            check_answer, answer, state["task"], kb
+        )
+        return {"findings": findings, "errors": errors, "usage": usage, "steps": steps}
+
+    builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
+    builder.add_node("step", step)
+    builder.add_node("finish", finish)
+    builder.add_edge(START, "step")
+    builder.add_edge("finish", END)
+    compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
+    return compiled.with_config(recursion_limit=recursion_limit(manifest.max_turns))

@@ -1,0 +1,90 @@
+"""The `json` subagent protocol: one schema-constrained step a turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from runtime.kb import KnowledgeBase
+from state.agents import AgentManifest
+from state.tasks import TaskDefinition
+from subagents.contract import brief
+from subagents.json_agent import build_json_agent
+from subagents.state import AgentInput
+from tests.unit.fakes import scripted
+
+QUOTE = (
+    "Music generators compose full songs, including vocals, from a text description."
+)
+TASK = TaskDefinition(
+    task_id="t",
+    trace_id="r",
+    agent_id="researcher",
+    facet_id="f0",
+    question="What is the impact of AI on creative industries?",
+    brief="How AI changes music.",
+    values=("music",),
+    acceptance="a quoted finding",
+)
+SEARCH = {"action": "search", "query": "AI music"}
+READ = {"action": "read", "passage_id": "AI_in_music#0"}
+FINISH = {
+    "action": "finish",
+    "findings": [
+        {
+            "claim": "Music generators compose songs from text.",
+            "quote": QUOTE,
+            "passage_id": "AI_in_music#0",
+            "values": ["music"],
+        }
+    ],
+}
+
+
+def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
+    manifest = AgentManifest(
+        agent_id="researcher",
+        description="Finds evidence.",
+        tools=("search", "read"),
+        max_turns=max_turns,
+        system_prompt="Research.",
+    )
+    agent = build_json_agent(manifest, model, KnowledgeBase(kb))
+    start: AgentInput = {
+        "messages": [SystemMessage("Research."), HumanMessage(brief(TASK))],
+        "task": TASK,
+    }
+    return dict(asyncio.run(agent.ainvoke(start)))
+
+
+def test_search_read_finish(creative_kb: str) -> None:
+    out = run(scripted(SEARCH, READ, FINISH), creative_kb)
+    assert [f.quote for f in out["findings"]] == [QUOTE]
+    assert out["steps"] == 5  # two steps and their results, then the finish
+    assert out.get("failure") is None
+    assert out["usage"].tokens == 3 * 10
+
+
+def test_turns_stop_at_max_turns_then_it_must_finish(creative_kb: str) -> None:
+    model = scripted(SEARCH, SEARCH, {"findings": FINISH["findings"]})
+    out = run(model, creative_kb, max_turns=2)
+    assert [f.quote for f in out["findings"]] == [QUOTE]
+    assert out["steps"] == 4
+
+
+def test_a_step_that_never_validates_fails_the_task(creative_kb: str) -> None:
+    prose = "To answer this question, I'll need to gather data."
+    out = run(scripted(prose, prose), creative_kb)
+    assert out["failure"] == "invalid output"
+    assert out["findings"] == []
+    assert "SubagentStep" in out["errors"][0]
+
+
+def test_a_repaired_step_goes_on(creative_kb: str) -> None:
+    truncated = json.dumps(SEARCH)[:-1]
+    out = run(scripted(truncated, SEARCH, FINISH), creative_kb)
+    assert [f.quote for f in out["findings"]] == [QUOTE]
