@@ -32,8 +32,8 @@ from state.usage import Usage
 
 EXPANSION_TERMS = 10
 _DEPTH = 100
-PROBE_DIMENSION = "subject"
-"""Where the corpus probe puts the documents it finds: they are subjects."""
+PROBE_DIMENSION = "documents the corpus probe found"
+"""Where the probe puts the documents it finds: what they are, no more."""
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,10 @@ def repair(plan: CoveragePlan, err: PlanLintError) -> CoveragePlan:
     )
 
 
+MATCHED_DOCUMENTS = "documents the search matched"
+"""The one dimension of an extractive plan: what the search reached, no more."""
+
+
 @dataclass(frozen=True)
 class CorpusPlanner:
     """Extractive plan: the documents the question reaches are its values.
@@ -225,16 +229,18 @@ class CorpusPlanner:
     def _plan(self, question: str) -> CoveragePlan:
         docs = self.kb.rank_documents(question, self.max_facets * 4)
         if not docs:
-            return CoveragePlan.direct(question)
+            return CoveragePlan.direct(question, planned_by="corpus")
         relevant = [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score]
         if len(relevant) > 1:
             values = tuple(d.title for d in relevant[: self.max_facets])
-            return one_dimension_plan(question, "subject", values)
+            return one_dimension_plan(question, MATCHED_DOCUMENTS, values)
         sections = relevant_sections(self.kb, question, relevant[0])
         if len(sections) <= 1:
-            return CoveragePlan.direct(question)
+            return CoveragePlan.direct(question, planned_by="corpus")
         values = tuple(f"{relevant[0].title}: {s}" for s in sections[: self.max_facets])
-        return one_dimension_plan(question, f"aspect of {relevant[0].title}", values)
+        return one_dimension_plan(
+            question, f"sections of {relevant[0].title} the search matched", values
+        )
 
 
 def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
@@ -261,6 +267,7 @@ def one_dimension_plan(
             question=question,
             dimensions=(Dimension(name=dimension, values=values),),
             facets=facets_for_values(question, values),
+            planned_by="corpus",
         )
     )
 

@@ -56,7 +56,7 @@ def render_markdown(
             "before that is reported.",
             "",
         ]
-    lines += [coverage_line(table, summary), ""]
+    lines += [coverage_line(table, summary, plan.planned_by), ""]
     if synthesis is not None:
         lines += ["## Summary", "", synthesis, ""]
     for title, own in facet_sections(plan, findings):
@@ -67,11 +67,12 @@ def render_markdown(
         lines += [
             "## Coverage",
             "",
-            "| Value | Facet | Findings | Status |",
-            "| --- | --- | ---: | --- |",
+            "| Value | Dimension | Facet | Findings | Status |",
+            "| --- | --- | --- | ---: | --- |",
         ]
         lines += [
-            f"| {_cell(r.value)} | {_cell(r.facet)} | {r.findings} | {r.status} |"
+            f"| {_cell(r.value)} | {_cell(r.dimension)} | {_cell(r.facet)} "
+            f"| {r.findings} | {r.status} |"
             for r in table
         ]
         lines.append("")
@@ -89,8 +90,10 @@ def render_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def coverage_line(table: Sequence[CoverageRow], summary: RunSummary) -> str:
-    """What the run covered, in one sentence, and what it cost."""
+def coverage_line(
+    table: Sequence[CoverageRow], summary: RunSummary, planned_by: str
+) -> str:
+    """What the run covered and what its values are, and what it cost."""
     work = (
         f"{summary.tasks} task(s), {summary.findings} verified finding(s), "
         f"{summary.findings_dropped} dropped in verification{_reasons(summary)}."
@@ -104,10 +107,17 @@ def coverage_line(table: Sequence[CoverageRow], summary: RunSummary) -> str:
         )
     covered = sum(r.status == "covered" for r in table)
     share = covered / len(table)
-    return (
+    line = (
         f"Coverage: {covered} of {len(table)} values ({share:.0%}) after "
         f"{summary.rounds} round(s); {work}"
     )
+    if planned_by == "corpus":
+        line += (
+            " The values are the documents and sections the knowledge-base search "
+            "matched (extractive plan), not dimensions of the answer: this counts "
+            "what was found, not how much of the question it answers."
+        )
+    return line
 
 
 def facet_sections(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Sequence
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -88,15 +88,22 @@ class CoveragePlan(BaseModel):
         description="True when 1-2 direct calls answer the question; such a plan "
         "has no values until an enumeration finds some.",
     )
+    planned_by: Literal["lead", "corpus"] = Field(
+        default="lead",
+        description="Who named the values: the lead model, from the question, or "
+        "the corpus planner, from what the search matched (extractive mode).",
+    )
 
     @classmethod
-    def direct(cls, question: str) -> CoveragePlan:
+    def direct(
+        cls, question: str, planned_by: Literal["lead", "corpus"] = "lead"
+    ) -> CoveragePlan:
         """The plan of a question the lead answers itself: no values to cover.
 
         The question itself is never a coverage value; the enumerators may
         still find values, which turn it into a delegated plan.
         """
-        return cls(question=question, direct_answer=True)
+        return cls(question=question, direct_answer=True, planned_by=planned_by)
 
     @property
     def values(self) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ class CoverageRow(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     value: str
+    dimension: str
     facet: str
     findings: int
     status: ValueStatus
@@ -31,11 +32,13 @@ def coverage_table(
     """One row per plan value: its facet, its verified findings, its status."""
     counts = count_by_value(findings)
     rows, owners = [], plan.owners()
+    dimensions = {v: d.name for d in reversed(plan.dimensions) for v in d.values}
     for value in plan.values:
         owner = owners.get(value)
         rows.append(
             CoverageRow(
                 value=value,
+                dimension=dimensions[value],
                 facet=owner.title if owner else "-",
                 findings=counts[value],
                 status=status_of(counts[value], need),
