@@ -20,6 +20,7 @@ from graphs.research import graph
 from runtime.context import ConfigError, Context
 from runtime.corpus import CorpusError
 from runtime.kb import DEFAULT_KB_PATH, KnowledgeBaseError, build_default, ingest
+from runtime.local_engine import LocalModelError
 from runtime.models import ModelSpecError, ModelTimeoutError
 from runtime.reliability import describe
 from runtime.structured import ModelOutputError
@@ -34,6 +35,7 @@ EXIT_INCOMPLETE = 3
 """The run finished, but every task failed or the model endpoint was lost."""
 
 USER_ERRORS = (
+    LocalModelError,
     QuestionError,
     ConfigError,
     KnowledgeBaseError,

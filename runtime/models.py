@@ -1,11 +1,13 @@
-"""Chat models per role, from spec strings: 'openai:<model>', 'extractive', 'auto'.
+"""Chat models per role: 'openai:<model>', 'local:<path.gguf>', 'extractive', 'auto'.
 
 `openai:<model>` talks to any OpenAI-compatible endpoint. Each role (lead,
 subagent) may have its own endpoint and key (`DELEGATOR_<ROLE>_BASE_URL`,
 `DELEGATOR_<ROLE>_API_KEY`, else `OPENAI_BASE_URL` and `OPENAI_API_KEY`), its
 own answer length, a request timeout, and retries of transient errors only
 (connection errors, timeouts, rate limits, 5xx: the OpenAI client's rule).
-Every model shares langchain-core's rate limiter per spec.
+Every model shares langchain-core's rate limiter per spec. `local:<path.gguf>`
+runs llama.cpp in this process (see `runtime.local_engine`) and calls it the
+same way.
 """
 
 from __future__ import annotations
@@ -84,7 +86,23 @@ def _openai(name: str, settings: ModelSettings) -> BaseChatModel:
     )
 
 
-_PROVIDERS: dict[str, ModelFactory] = {"openai": _openai}
+def _local(path: str, settings: ModelSettings) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    from runtime.local_engine import local_base_url
+
+    return ChatOpenAI(
+        model="local",
+        base_url=local_base_url(path),
+        api_key="local",
+        temperature=0,
+        max_tokens=settings.max_tokens,
+        timeout=settings.timeout_s,
+        max_retries=TRANSIENT_RETRIES,
+    )
+
+
+_PROVIDERS: dict[str, ModelFactory] = {"openai": _openai, "local": _local}
 _loading = threading.Lock()
 
 
@@ -109,6 +127,10 @@ def resolve_spec(spec: str) -> str:
         raise ModelSpecError(
             f"unknown model spec {spec!r}: use 'auto', 'extractive' or {known}"
         )
+    if provider == "local":
+        from runtime.local_engine import check_gguf
+
+        check_gguf(name)
     return spec
 
 

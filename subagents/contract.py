@@ -1,7 +1,8 @@
 """The subagent contract: the brief it is given, the answer it owes, the checks.
 
-Whatever produced an answer (a model or the extractive rules), only findings
-that pass `check_answer` leave the subagent.
+Whatever produced an answer, only findings that pass `check_answer` leave the
+subagent; an answer that never validates, or whose every finding is refused,
+fails the task.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
 from runtime.kb import KnowledgeBase
-from runtime.structured import parse, schema_instructions
+from runtime.reliability import describe
+from runtime.structured import ModelOutputError, parse, schema_instructions
 from state.findings import Finding, normalize_text
 from state.tasks import TaskDefinition
+from state.usage import Usage
 
 
 class ClaimedFinding(BaseModel):
@@ -113,3 +116,39 @@ def check_answer(
         else:
             findings.append(checked)
     return findings, errors
+
+
+def answer_output(
+    answer: SubagentAnswer,
+    task: TaskDefinition,
+    kb: KnowledgeBase,
+    *,
+    usage: Usage,
+    steps: int,
+) -> dict[str, object]:
+    """A subagent's output from its answer: the findings that pass the checks.
+
+    An answer whose every finding is refused (invented passages, values not
+    asked for) failed: its output never held one valid finding.
+    """
+    findings, errors = check_answer(answer, task, kb)
+    output: dict[str, object] = {
+        "findings": findings,
+        "errors": errors,
+        "usage": usage,
+        "steps": steps,
+    }
+    if answer.findings and not findings:
+        output["failure"] = "invalid output"
+    return output
+
+
+def invalid_output(error: ModelOutputError, steps: int) -> dict[str, object]:
+    """The output of a subagent whose answer never validated: a failed task."""
+    return {
+        "findings": [],
+        "errors": [describe(error)],
+        "usage": error.usage,
+        "steps": steps,
+        "failure": "invalid output",
+    }

@@ -22,8 +22,13 @@ from runtime.kb import KnowledgeBase
 from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
-from subagents.contract import ClaimedFinding, SubagentAnswer, check_answer
-from subagents.llm_agent import FINISH_PROMPT, invalid_answer
+from subagents.contract import (
+    ClaimedFinding,
+    SubagentAnswer,
+    answer_output,
+    invalid_output,
+)
+from subagents.llm_agent import FINISH_PROMPT
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
 
@@ -70,15 +75,18 @@ def build_json_agent(
         try:
             chosen, usage = await ainvoke_structured(model, messages, SubagentStep)
         except ModelOutputError as invalid:
-            return Command(update=invalid_answer(invalid, steps), goto="__end__")
+            return Command(update=invalid_output(invalid, steps), goto="__end__")
         said = AIMessage(chosen.model_dump_json(exclude_defaults=True))
         if chosen.action == "finish":
-            answer = SubagentAnswer(findings=chosen.findings)
-            findings, errors = await asyncio.to_thread(
-                check_answer, answer, state["task"], kb
+            output = await asyncio.to_thread(
+                answer_output,
+                SubagentAnswer(findings=chosen.findings),
+                state["task"],
+                kb,
+                usage=usage,
+                steps=steps + 1,
             )
-            update = {"findings": findings, "errors": errors, "steps": steps + 1}
-            return Command(update={**update, "usage": usage}, goto="__end__")
+            return Command(update=output, goto="__end__")
         result = await asyncio.to_thread(run_tool, chosen, state["task"])
         room_for_a_turn = state["remaining_steps"] > 2
         goto: Literal["step", "finish"] = "step" if room_for_a_turn else "finish"
@@ -103,11 +111,10 @@ def build_json_agent(
         try:
             answer, usage = await ainvoke_structured(model, messages, SubagentAnswer)
         except ModelOutputError as invalid:
-            return invalid_answer(invalid, steps)
-        findings, errors = await asyncio.to_thread(
-            check_answer, answer, state["task"], kb
+            return invalid_output(invalid, steps)
+        return await asyncio.to_thread(
+            answer_output, answer, state["task"], kb, usage=usage, steps=steps
         )
-        return {"findings": findings, "errors": errors, "usage": usage, "steps": steps}
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node("step", step)

@@ -25,7 +25,7 @@ from runtime.reliability import describe
 from runtime.structured import ModelOutputError, ainvoke_structured, parse
 from state.agents import AgentManifest
 from state.usage import Usage
-from subagents.contract import SubagentAnswer, check_answer
+from subagents.contract import SubagentAnswer, answer_output, invalid_output
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
 
@@ -142,13 +142,12 @@ def build_llm_agent(
                     model, [*messages, correct], SubagentAnswer, repairs=0
                 )
             except ModelOutputError as invalid:
-                return invalid_answer(invalid, steps)
+                return invalid_output(invalid, steps)
         except ModelOutputError as invalid:
-            return invalid_answer(invalid, steps)
-        findings, errors = await asyncio.to_thread(
-            check_answer, given, state["task"], kb
+            return invalid_output(invalid, steps)
+        return await asyncio.to_thread(
+            answer_output, given, state["task"], kb, usage=usage, steps=steps
         )
-        return {"findings": findings, "errors": errors, "usage": usage, "steps": steps}
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node("agent", agent)
@@ -160,14 +159,3 @@ def build_llm_agent(
     builder.add_edge("answer", END)
     compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
     return compiled.with_config(recursion_limit=recursion_limit(manifest.max_turns))
-
-
-def invalid_answer(error: ModelOutputError, steps: int) -> dict[str, object]:
-    """The output of a subagent whose answer never validated: a failed task."""
-    return {
-        "findings": [],
-        "errors": [describe(error)],
-        "usage": error.usage,
-        "steps": steps,
-        "failure": "invalid output",
-    }
