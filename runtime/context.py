@@ -151,9 +151,9 @@ class Context:
         protocol: Protocol = "json" if self.subagent_protocol == "json" else "tools"
         if self.subagent_protocol == "auto" and resolve_spec(spec).startswith("local:"):
             protocol = "json"
-        return ModelSettings(
-            spec=spec,
-            role=role,
+        return ModelSettings.for_role(
+            role,
+            spec,
             protocol=protocol,
             max_tokens=self.lead_max_tokens if lead else self.subagent_max_tokens,
             timeout_s=self.request_timeout_s,

@@ -18,8 +18,8 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
@@ -42,6 +42,8 @@ class ModelSettings:
         protocol: How a subagent on this model acts: 'tools' or 'json'.
         max_tokens: The longest answer a call may produce.
         timeout_s: Seconds one request may take.
+        base_url: The role's OpenAI-compatible endpoint, None for OpenAI's.
+        api_key: The role's key.
     """
 
     spec: str
@@ -49,6 +51,19 @@ class ModelSettings:
     protocol: Protocol = "tools"
     max_tokens: int = 1024
     timeout_s: float = 120.0
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def for_role(cls, role: Role, spec: str, **limits: Any) -> ModelSettings:
+        """A role's settings, with its endpoint and key from the environment."""
+        return cls(
+            spec=spec,
+            role=role,
+            base_url=role_env(role, "BASE_URL"),
+            api_key=role_env(role, "API_KEY"),
+            **limits,
+        )
 
 
 ModelFactory = Callable[[str, ModelSettings], BaseChatModel]
@@ -71,8 +86,8 @@ def role_env(role: Role, name: str) -> str | None:
 def _openai(name: str, settings: ModelSettings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    base_url = role_env(settings.role, "BASE_URL")
-    api_key = role_env(settings.role, "API_KEY") or ("unused" if base_url else None)
+    base_url = settings.base_url
+    api_key = settings.api_key or ("unused" if base_url else None)
     rps = float(os.environ.get("DELEGATOR_REQUESTS_PER_SECOND", "4"))
     return ChatOpenAI(
         model=name,

@@ -18,6 +18,7 @@ import openai
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.output_parsers import PydanticOutputParser
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
@@ -86,7 +87,7 @@ async def ainvoke_structured(
     for method in server_methods(model):
         try:
             enforced = model.with_structured_output(
-                schema, method=method, include_raw=True
+                json_schema(schema), method=method, include_raw=True
             )
         except (NotImplementedError, ValueError):
             continue  # this model class cannot be asked that way
@@ -105,6 +106,27 @@ async def ainvoke_structured(
             return answer, None, err
 
     return await _until_valid(prompted, list(messages), schema, repairs)
+
+
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema the server enforces; the object is validated here.
+
+    Passing a dict, not the class, keeps the raw answer and its error when the
+    answer does not fit, so the repair turn can show the model what was wrong.
+    """
+    return {"title": schema.__name__, **schema.model_json_schema()}
+
+
+def _length_usage(err: openai.LengthFinishReasonError) -> UsageMetadata | None:
+    """What an answer cut at its length limit cost."""
+    usage = err.completion.usage
+    if usage is None:
+        return None
+    return UsageMetadata(
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+    )
 
 
 def server_methods(model: BaseChatModel) -> tuple[str, ...]:
@@ -129,14 +151,22 @@ def _enforced_call(
     """
 
     async def call(messages: list[BaseMessage]) -> Attempt:
-        out = cast(dict[str, Any], await enforced.ainvoke(messages))
+        try:
+            out = cast(dict[str, Any], await enforced.ainvoke(messages))
+        except openai.LengthFinishReasonError as err:
+            return AIMessage("", usage_metadata=_length_usage(err)), None, err
         raw, parsed, error = out["raw"], out["parsed"], out["parsing_error"]
-        if parsed is None and not getattr(raw, "tool_calls", None):
+        if isinstance(parsed, dict) and error is None:
+            try:
+                return raw, schema.model_validate(parsed), None
+            except ValidationError as err:
+                return raw, None, err
+        if not getattr(raw, "tool_calls", None):
             try:
                 return raw, parse(schema, raw), None
             except OutputParserException as err:
                 return raw, None, error or err
-        return raw, parsed, error
+        return raw, None, error
 
     return call
 
