@@ -23,11 +23,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from roles.plan import DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from state.findings import Finding, normalize_text
-from state.plan import CoveragePlan, Dimension
+from state.plan import CoveragePlan
 from state.usage import Usage
 
 EXPANSION_TERMS = 10
@@ -64,9 +65,9 @@ that are distinct from the ones listed. If nothing is missing, return an empty l
 
 
 class Enumeration(BaseModel):
-    """Values the enumerator adds, by dimension (existing or new)."""
+    """Values a complete answer needs that the plan does not name, by dimension."""
 
-    dimensions: list[Dimension] = Field(default_factory=list)
+    dimensions: list[DimensionDraft] = Field(default_factory=list, max_length=6)
 
 
 @dataclass(frozen=True)

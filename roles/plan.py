@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Annotated, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, StringConstraints, model_validator
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
 from runtime.models import lead_deadline
@@ -71,25 +71,33 @@ works is never answered directly.
 {format}"""
 
 
+Short = Annotated[Text, StringConstraints(max_length=80)]
+"""A name or a value: a few words. Bounds in the schema bound what a model writes."""
+
+
 class DimensionDraft(BaseModel):
     """One way in which a complete answer must vary."""
 
-    name: Text = Field(description="What varies, in a few words.")
-    values: list[Text] = Field(
-        description="Every value a complete answer must cover, each a few words."
+    name: Short = Field(description="What varies, in a few words.")
+    values: list[Short] = Field(
+        max_length=12,
+        description="Every value a complete answer must cover, each a few words.",
     )
 
 
 class FacetDraft(BaseModel):
     """One subagent's task."""
 
-    title: Text = Field(description="A short title.")
-    brief: Text = Field(description="Exactly what the subagent must find out.")
-    values: list[Text] = Field(
+    title: Short = Field(description="A short title.")
+    brief: Annotated[Text, StringConstraints(max_length=300)] = Field(
+        description="Exactly what the subagent must find out."
+    )
+    values: list[Short] = Field(
         default_factory=list,
+        max_length=12,
         description="The values this task covers, spelled as in the dimensions.",
     )
-    agent: str = Field(default=DEFAULT_AGENT, description="The subagent to assign.")
+    agent: Short = Field(default=DEFAULT_AGENT, description="The subagent to assign.")
 
 
 class PlanDraft(BaseModel):
@@ -100,10 +108,12 @@ class PlanDraft(BaseModel):
         description="True only when one or two searches answer a single fact.",
     )
     dimensions: list[DimensionDraft] = Field(
-        default_factory=list, description="The ways a complete answer must vary."
+        default_factory=list,
+        max_length=6,
+        description="The ways a complete answer must vary.",
     )
     facets: list[FacetDraft] = Field(
-        default_factory=list, description="The subagents' tasks."
+        default_factory=list, max_length=12, description="The subagents' tasks."
     )
 
     @model_validator(mode="after")

@@ -7,9 +7,11 @@ fails the task.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
@@ -20,19 +22,35 @@ from state.usage import Usage
 
 
 class ClaimedFinding(BaseModel):
-    """A finding as a subagent claims it, before it is checked."""
+    """One finding: a claim and the words of a passage that show it."""
 
-    claim: str = Field(description="One sentence: what the quote shows.")
-    quote: str = Field(description="Verbatim text from the passage.")
-    passage_id: str = Field(description="The id of the passage quoted.")
-    values: list[str] = Field(default_factory=list, description="Values supported.")
+    claim: str = Field(
+        max_length=300, description="One sentence: what the quote shows."
+    )
+    quote: str = Field(
+        max_length=400, description="Words copied exactly from the passage."
+    )
+    passage_id: str = Field(
+        max_length=120, description="The passage_id of the passage quoted."
+    )
+    values: list[Annotated[str, StringConstraints(max_length=80)]] = Field(
+        default_factory=list,
+        max_length=4,
+        description="The values to cover that the finding is about.",
+    )
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
-class SubagentAnswer(BaseModel):
-    """The JSON object a subagent ends with."""
+MAX_FINDINGS = 6
+"""Most findings one answer holds: the schema bounds what a model may write."""
 
-    findings: list[ClaimedFinding] = Field(default_factory=list)
+
+class SubagentAnswer(BaseModel):
+    """Your findings."""
+
+    findings: list[ClaimedFinding] = Field(
+        default_factory=list, max_length=MAX_FINDINGS
+    )
 
 
 MAX_CITED_IN_BRIEF = 12

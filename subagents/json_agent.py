@@ -23,6 +23,7 @@ from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
 from subagents.contract import (
+    MAX_FINDINGS,
     ClaimedFinding,
     SubagentAnswer,
     answer_output,
@@ -46,12 +47,17 @@ class SubagentStep(BaseModel):
     action: Literal["search", "read", "finish"] = Field(
         description="search for passages, read one, or finish."
     )
-    query: str = Field(default="", description="For search: a few keywords.")
+    query: str = Field(
+        default="", max_length=120, description="For search: a few keywords."
+    )
     passage_id: str = Field(
-        default="", description="For read: the passage_id of a search result."
+        default="",
+        max_length=120,
+        description="For read: the passage_id of a search result.",
     )
     findings: list[ClaimedFinding] = Field(
         default_factory=list,
+        max_length=MAX_FINDINGS,
         description="For finish: findings with quotes copied from passages read.",
     )
 
