@@ -36,15 +36,7 @@ Attempt = tuple[BaseMessage, Any, BaseException | None]
 
 
 class ModelOutputError(ValueError):
-    """The model did not produce valid output after its repair turns.
-
-    Attributes:
-        usage: What the calls that failed cost.
-    """
-
-    def __init__(self, message: str, usage: Usage | None = None) -> None:
-        super().__init__(message)
-        self.usage = usage or Usage()
+    """The model did not produce valid output after its repair turns."""
 
 
 def schema_instructions(schema: type[BaseModel]) -> str:
@@ -194,8 +186,7 @@ async def _until_valid(
         ]
     raise ModelOutputError(
         f"model output is not a valid {schema.__name__}: "
-        f"{describe(error or ValueError('no answer'))}",
-        usage,
+        f"{describe(error or ValueError('no answer'))}"
     )
 
 

@@ -18,7 +18,6 @@ from runtime.reliability import describe
 from runtime.structured import ModelOutputError, parse, schema_instructions
 from state.findings import Finding, normalize_text
 from state.tasks import TaskDefinition
-from state.usage import Usage
 
 
 class ClaimedFinding(BaseModel):
@@ -141,7 +140,6 @@ def answer_output(
     task: TaskDefinition,
     kb: KnowledgeBase,
     *,
-    usage: Usage,
     steps: int,
 ) -> dict[str, object]:
     """A subagent's output from its answer: the findings that pass the checks.
@@ -153,7 +151,6 @@ def answer_output(
     output: dict[str, object] = {
         "findings": findings,
         "errors": errors,
-        "usage": usage,
         "steps": steps,
     }
     if answer.findings and not findings:
@@ -166,7 +163,6 @@ def invalid_output(error: ModelOutputError, steps: int) -> dict[str, object]:
     return {
         "findings": [],
         "errors": [describe(error)],
-        "usage": error.usage,
         "steps": steps,
         "failure": "invalid output",
     }

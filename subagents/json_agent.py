@@ -79,7 +79,7 @@ def build_json_agent(
         messages = [*state["messages"], HumanMessage(STEP_PROMPT)]
         steps = len(state["messages"]) - 2
         try:
-            chosen, usage = await ainvoke_structured(model, messages, SubagentStep)
+            chosen, _ = await ainvoke_structured(model, messages, SubagentStep)
         except ModelOutputError as invalid:
             return Command(update=invalid_output(invalid, steps), goto="__end__")
         said = AIMessage(chosen.model_dump_json(exclude_defaults=True))
@@ -89,7 +89,6 @@ def build_json_agent(
                 SubagentAnswer(findings=chosen.findings),
                 state["task"],
                 kb,
-                usage=usage,
                 steps=steps + 1,
             )
             return Command(update=output, goto="__end__")
@@ -97,7 +96,7 @@ def build_json_agent(
         room_for_a_turn = state["remaining_steps"] > 2
         goto: Literal["step", "finish"] = "step" if room_for_a_turn else "finish"
         return Command(
-            update={"messages": [said, HumanMessage(result)], "usage": usage},
+            update={"messages": [said, HumanMessage(result)]},
             goto=goto,
         )
 
@@ -115,11 +114,11 @@ def build_json_agent(
         messages = [*state["messages"], HumanMessage(FINISH_PROMPT)]
         steps = len(state["messages"]) - 2
         try:
-            answer, usage = await ainvoke_structured(model, messages, SubagentAnswer)
+            answer, _ = await ainvoke_structured(model, messages, SubagentAnswer)
         except ModelOutputError as invalid:
             return invalid_output(invalid, steps)
         return await asyncio.to_thread(
-            answer_output, answer, state["task"], kb, usage=usage, steps=steps
+            answer_output, answer, state["task"], kb, steps=steps
         )
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)

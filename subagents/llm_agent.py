@@ -24,7 +24,6 @@ from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
 from runtime.structured import ModelOutputError, ainvoke_structured, parse
 from state.agents import AgentManifest
-from state.usage import Usage
 from subagents.contract import SubagentAnswer, answer_output, invalid_output
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
@@ -108,10 +107,7 @@ def build_llm_agent(
 
     async def agent(state: AgentState) -> dict[str, object]:
         answer = await agent_model.ainvoke(state["messages"])
-        return {
-            "messages": [with_text_tool_calls(answer, names)],
-            "usage": Usage.of(answer),
-        }
+        return {"messages": [with_text_tool_calls(answer, names)]}
 
     def after_agent(state: AgentState) -> Literal["tools", "answer"]:
         last = state["messages"][-1]
@@ -125,20 +121,19 @@ def build_llm_agent(
         """Check the final answer; ask once more if there is none or it is invalid."""
         messages, steps = state["messages"], len(state["messages"]) - 2
         last = messages[-1]
-        usage = Usage()
         try:
             if isinstance(last, AIMessage) and not last.tool_calls:
                 given = parse(SubagentAnswer, last)
             else:
                 ask = [*messages, HumanMessage(FINISH_PROMPT)]
-                given, usage = await ainvoke_structured(model, ask, SubagentAnswer)
+                given, _ = await ainvoke_structured(model, ask, SubagentAnswer)
         except OutputParserException as err:
             correct = HumanMessage(
                 "Your reply was neither a tool call nor a valid answer "
                 f"({describe(err)}). {FINISH_PROMPT}"
             )
             try:
-                given, usage = await ainvoke_structured(
+                given, _ = await ainvoke_structured(
                     model, [*messages, correct], SubagentAnswer, repairs=0
                 )
             except ModelOutputError as invalid:
@@ -146,7 +141,7 @@ def build_llm_agent(
         except ModelOutputError as invalid:
             return invalid_output(invalid, steps)
         return await asyncio.to_thread(
-            answer_output, given, state["task"], kb, usage=usage, steps=steps
+            answer_output, given, state["task"], kb, steps=steps
         )
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)

@@ -15,6 +15,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from runtime.kb import knowledge_base
+from runtime.metering import UsageMeter
 from runtime.models import ModelSettings, load_chat_model
 from runtime.reliability import describe, failure_kind, settle
 from state.agents import AgentManifest
@@ -55,7 +56,9 @@ async def run_task(
         "messages": [SystemMessage(manifest.system_prompt), HumanMessage(brief(task))],
         "task": task,
     }
-    outcome = await settle(asyncio.wait_for(subagent.ainvoke(start), limit))
+    meter = UsageMeter()
+    run = subagent.ainvoke(start, {"callbacks": [meter]})
+    outcome = await settle(asyncio.wait_for(run, limit))
     seconds = time.perf_counter() - clock
     if isinstance(outcome, Exception):
         kind = failure_kind(outcome)
@@ -68,6 +71,7 @@ async def run_task(
             errors=[reason],
             started_at=started,
             seconds=seconds,
+            usage=meter.usage,
             failure=kind,
         )
     return TaskResult.of(
@@ -76,7 +80,7 @@ async def run_task(
         errors=outcome["errors"],
         started_at=started,
         seconds=seconds,
-        usage=outcome["usage"],
+        usage=meter.usage,
         steps=outcome["steps"],
         failure=outcome.get("failure"),
     )

@@ -12,7 +12,6 @@ from typing_extensions import TypedDict
 
 from state.findings import Finding
 from state.tasks import FailureKind, TaskDefinition
-from state.usage import Usage
 
 
 class AgentInput(TypedDict):
@@ -28,14 +27,12 @@ class AgentOutput(TypedDict):
     Attributes:
         findings: Typed findings that passed the answer checks.
         errors: Why the others were refused, or why no answer came.
-        usage: What its model calls cost.
         steps: Model turns and tool calls.
         failure: Why it failed, when its answer never validated.
     """
 
     findings: list[Finding]
     errors: list[str]
-    usage: Usage
     steps: int
     failure: FailureKind | None
 
@@ -48,7 +45,6 @@ class AgentState(TypedDict):
         task: The task it works on.
         findings: Typed findings, set when it answers.
         errors: What went wrong along the way (bad quotes, unknown passages).
-        usage: What its model calls cost, added up per turn.
         steps: Model turns and tool calls, set when it answers.
         failure: Why it failed, when its answer never validated.
         remaining_steps: LangGraph's count of steps left before the turn cap.
@@ -58,7 +54,6 @@ class AgentState(TypedDict):
     task: TaskDefinition
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]
-    usage: Annotated[Usage, operator.add]
     steps: int
     failure: FailureKind | None
     remaining_steps: RemainingSteps

@@ -59,12 +59,14 @@ class FakeResearcher(BaseChatModel):
     """Searches once per value, then quotes the first sentence of each top hit.
 
     `report` replaces the final JSON (to test malformed output); `delay` makes
-    each turn wait, `fail` makes it raise. `peak` records how many of its calls
+    the searching turn wait and `report_delay` the final answer; `fail` makes it
+    raise. `peak` records how many of its calls
     were ever in flight at once.
     """
 
     report: str | None = None
     delay: float = 0.0
+    report_delay: float = 0.0
     fail: str | None = None
     in_flight: int = 0
     peak: int = 0
@@ -97,7 +99,8 @@ class FakeResearcher(BaseChatModel):
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
-            await asyncio.sleep(self.delay)
+            answering = any(isinstance(m, ToolMessage) for m in messages)
+            await asyncio.sleep(self.report_delay if answering else self.delay)
             return self._generate(messages, stop, None, **kwargs)
         finally:
             self.in_flight -= 1

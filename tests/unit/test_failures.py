@@ -20,7 +20,7 @@ from state.plan import CoveragePlan, Dimension, Facet
 from state.question import MAX_QUESTION_CHARS, QuestionError
 from subagents.registry import DefinitionError, load_registry
 from tests.support import extractive, research
-from tests.unit.fakes import FAIL, FakeResearcher, scripted
+from tests.unit.fakes import FAIL, USAGE, FakeResearcher, scripted
 from tests.unit.test_creative_trap import FIRST, MISSED, NARROW_PLAN, QUESTION
 
 
@@ -162,6 +162,18 @@ def test_hanging_subagent_times_out_as_a_failed_task(
     results = list(state["results"].values())
     assert len(results) == 3
     assert all(r.status == "failed" and "timed out" in r.errors[0] for r in results)
+
+
+def test_a_task_that_times_out_keeps_the_tokens_it_spent(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    # the first turn answers at once; the final answer hangs past the limit
+    slow_answer = FakeResearcher(report="never seen", delay=0.0)
+    slow_answer.report_delay = 30
+    state = narrow_run(fake_models, creative_kb, slow_answer, task_timeout_s=1.0)
+    results = list(state["results"].values())
+    assert all(r.failure == "timeout" for r in results)
+    assert all(r.tokens == USAGE["total_tokens"] for r in results)
 
 
 def test_output_that_never_validates_fails_its_task(

@@ -1,0 +1,28 @@
+"""A callback that meters every model call made under it, whatever becomes of them.
+
+Attached to a subagent's run, it keeps the count even when the run fails or
+times out, which a count kept in the run's own state would lose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.outputs import ChatGeneration, LLMResult
+
+from state.usage import Usage
+
+
+class UsageMeter(AsyncCallbackHandler):
+    """Adds up the usage every finished model call reports."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+    async def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Count one finished call."""
+        for generations in response.generations:
+            for generation in generations:
+                if isinstance(generation, ChatGeneration):
+                    self.usage += Usage.of(generation.message)
