@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from state.findings import Finding
 from state.plan import CoveragePlan
 from state.report import Citation, CoverageRow, RunSummary
 from state.tasks import TaskResult
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LINK = re.compile(r"\](?=[(:])")
+_WEB = re.compile(r"https?://[^\s<>\"']+")
 
 
 def number_citations(
@@ -49,7 +54,7 @@ def render_markdown(
 ) -> str:
     """The report: coverage line, synthesis, facet sections, table, gaps, sources."""
     gaps = [r.value for r in table if r.status != "covered"]
-    lines = [f"# {plan.question}", ""]
+    lines = [f"# {inert(plan.question)}", ""]
     if summary.incomplete:
         lines += [
             f"**Incomplete run:** {summary.incomplete}. Only what was verified "
@@ -58,10 +63,12 @@ def render_markdown(
         ]
     lines += [coverage_line(table, summary, plan.planned_by), ""]
     if synthesis is not None:
-        lines += ["## Summary", "", synthesis, ""]
+        lines += ["## Summary", "", inert(synthesis), ""]
     for title, own in facet_sections(plan, findings):
-        lines += [f"## {title}", ""]
-        lines += [f"- {f.claim} [{citations[f.source.passage_id].number}]" for f in own]
+        lines += [f"## {inert(title)}", ""]
+        lines += [
+            f"- {inert(f.claim)} [{citations[f.source.passage_id].number}]" for f in own
+        ]
         lines.append("")
     if table:
         lines += [
@@ -80,13 +87,15 @@ def render_markdown(
         lines += ["## Not covered", ""]
         if stopped:
             lines += [f"Delegation stopped: {stopped}.", ""]
-        lines += [f"- **{v}**: {why_uncovered(v, results)}" for v in gaps]
+        lines += [f"- **{inert(v)}**: {inert(why_uncovered(v, results))}" for v in gaps]
         lines.append("")
     if citations:
         lines += ["## Sources", ""]
         for c in citations.values():
-            link = f" <{c.source.url}>" if c.source.url else ""
-            lines.append(f"{c.number}. {c.source.title}, {c.source.section}{link}")
+            link = f" <{c.source.url}>" if is_web_link(c.source.url) else ""
+            lines.append(
+                f"{c.number}. {inert(c.source.title)}, {inert(c.source.section)}{link}"
+            )
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -142,5 +151,22 @@ def _reasons(summary: RunSummary) -> str:
     return f" ({'; '.join(f'{why}: {n}' for why, n in reasons)})" if reasons else ""
 
 
+def inert(text: str) -> str:
+    """Text from the knowledge base or a model, made safe to place in Markdown.
+
+    It is shown as text: angle brackets are escaped, so no tag (`<script>`,
+    `<img>`) or autolink renders; a bracket before a parenthesis or a colon is
+    escaped, so no link, image or link definition forms; control characters
+    are dropped.
+    """
+    text = _CONTROL.sub("", text).replace("<", "&lt;").replace(">", "&gt;")
+    return _LINK.sub(r"\\\g<0>", text)
+
+
+def is_web_link(url: str | None) -> bool:
+    """Whether `url` is a plain http(s) address, the only links a report shows."""
+    return bool(url) and _WEB.fullmatch(url or "") is not None
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return inert(" ".join(text.split())).replace("|", "\\|")
