@@ -7,6 +7,7 @@ import asyncio
 from langgraph.runtime import Runtime
 
 from runtime.context import Context
+from runtime.models import parallel_limit
 from runtime.slots import run_slot
 from runtime.telemetry import emit
 from state.graph import ResearchState, SubagentInput
@@ -29,7 +30,8 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
         ctx.kb_path,
         ctx.findings_per_value,
     )
-    async with run_slot(task.trace_id, ctx.max_parallel):
+    limit = parallel_limit(ctx.model(manifest.model)) or ctx.max_parallel
+    async with run_slot(task.trace_id, min(ctx.max_parallel, limit)):
         delegate = emit(
             "DELEGATE",
             task_id=task.task_id,

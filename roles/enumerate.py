@@ -28,7 +28,7 @@ from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from state.findings import Finding, normalize_text
-from state.plan import CoveragePlan
+from state.plan import CoveragePlan, refusal
 from state.usage import Usage
 
 EXPANSION_TERMS = 10
@@ -81,21 +81,24 @@ class ModelEnumerator:
     async def missing(
         self, plan: CoveragePlan, findings: Sequence[Finding]
     ) -> Enumerated:
-        """Ask the lead, within its deadline; keep only values the plan lacks."""
+        """Ask the lead, within its deadline; keep only new values of the question.
+
+        A value the plan has, the question itself, a dimension's name, or text
+        copied from the prompt (such as the plan's own list) is left out.
+        """
         named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
-        messages = [
-            SystemMessage(
-                ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))
-            ),
-            HumanMessage(f"Question: {plan.question}\n\nThe plan names:\n{named}"),
-        ]
+        prompt = ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))
+        listing = f"Question: {plan.question}\n\nThe plan names:\n{named}"
+        messages = [SystemMessage(prompt), HumanMessage(listing)]
         async with lead_deadline(self.timeout_s, "enumerating"):
             answer, usage = await ainvoke_structured(self.model, messages, Enumeration)
         known = {normalize_text(v) for v in plan.values}
+        names = [d.name for d in plan.dimensions] + [d.name for d in answer.dimensions]
         missing: dict[str, list[str]] = {}
         for dimension in answer.dimensions:
             for value in dimension.values:
-                if normalize_text(value) not in known:
+                why = refusal(value, plan.question, names, f"{prompt}\n{listing}")
+                if why is None and normalize_text(value) not in known:
                     known.add(normalize_text(value))
                     missing.setdefault(dimension.name, []).append(value)
                 if sum(map(len, missing.values())) == self.limit:

@@ -32,6 +32,7 @@ from state.plan import (
     facet_id,
     facets_for_values,
     lint_plan,
+    spread,
 )
 from state.usage import Usage
 
@@ -138,9 +139,10 @@ class ModelPlanner:
     timeout_s: float
 
     async def plan(self, question: str) -> Planned:
-        """Ask the lead for a plan within its deadline; lint and repair it."""
+        """Ask the lead for a plan within its deadline; lint, repair, spread it."""
         async with lead_deadline(self.timeout_s, "planning"):
-            return await self._plan(question)
+            planned = await self._plan(question)
+        return Planned(spread(planned.plan, self.max_facets), planned.usage)
 
     async def _plan(self, question: str) -> Planned:
         prompt = PLAN_PROMPT.format(

@@ -128,10 +128,19 @@ def _engine(model: Path, threads: int, context: int, slots: int) -> LocalEngine:
     return engine
 
 
+def slots() -> int:
+    """Requests a local engine serves at once (`DELEGATOR_LOCAL_SLOTS`, default 1).
+
+    On a few cores more slots add no speed: they split it, and each request
+    then runs longer against its timeout.
+    """
+    return setting("SLOTS", 1)
+
+
 def local_base_url(path: str) -> str:
     """The OpenAI base URL of the engine serving `path`, started on first use."""
     model = check_gguf(path)
     threads = setting("THREADS", os.cpu_count() or 1)
     with _starting:
-        engine = _engine(model, threads, setting("CONTEXT", 16384), setting("SLOTS", 2))
+        engine = _engine(model, threads, setting("CONTEXT", 16384), slots())
     return engine.base_url

@@ -168,6 +168,15 @@ def _load(spec: str, settings: ModelSettings) -> BaseChatModel:
     return _PROVIDERS[provider](name, settings)
 
 
+def parallel_limit(settings: ModelSettings) -> int | None:
+    """How many calls the model's endpoint serves at once, if it says (local: slots)."""
+    if resolve_spec(settings.spec).startswith("local:"):
+        from runtime.local_engine import slots
+
+        return slots()
+    return None
+
+
 @asynccontextmanager
 async def lead_deadline(seconds: float, step: str) -> AsyncIterator[None]:
     """Bound one lead step (planning, enumerating, writing) in time."""

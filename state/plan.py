@@ -179,26 +179,38 @@ def refused_values(plan: CoveragePlan, shown: str = "") -> dict[str, str]:
     dimension's name, and text copied from what the model was `shown` (the
     prompt and the schema) but absent from the question are refused.
     """
-    question, prompt = normalize(plan.question), normalize(shown)
-    names = {normalize(d.name) for d in plan.dimensions}
-
-    def echoed(text: str) -> bool:
-        words = normalize(text)
-        long_enough = len(words.split()) >= ECHO_MIN_WORDS
-        return long_enough and words in prompt and words not in question
-
+    names = {d.name for d in plan.dimensions}
     refused: dict[str, str] = {}
     for dimension in plan.dimensions:
-        if echoed(dimension.name):
+        if echoed(dimension.name, plan.question, shown):
             refused[dimension.name] = "a dimension name copied from the prompt"
         for value in dimension.values:
-            if normalize(value) == question:
-                refused[value] = "the question itself, not one of its values"
-            elif normalize(value) in names:
-                refused[value] = "a dimension's name, not one of its values"
-            elif echoed(value):
-                refused[value] = "text copied from the prompt, not from the question"
+            why = refusal(value, plan.question, names, shown)
+            if why:
+                refused[value] = why
     return refused
+
+
+def refusal(
+    value: str, question: str, dimension_names: Iterable[str], shown: str
+) -> str | None:
+    """Why `value` is no value of the question, or None if it may be one."""
+    if normalize(value) == normalize(question):
+        return "the question itself, not one of its values"
+    if normalize(value) in {normalize(n) for n in dimension_names}:
+        return "a dimension's name, not one of its values"
+    if echoed(value, question, shown):
+        return "text copied from the prompt, not from the question"
+    return None
+
+
+def echoed(text: str, question: str, shown: str) -> bool:
+    """Whether `text` was copied from what a model was `shown`, not the question."""
+    words = normalize(text)
+    long_enough = len(words.split()) >= ECHO_MIN_WORDS
+    return (
+        long_enough and words in normalize(shown) and words not in normalize(question)
+    )
 
 
 def normalize(text: str) -> str:
@@ -229,6 +241,34 @@ def lint_plan(plan: CoveragePlan, shown: str = "") -> CoveragePlan:
     if unowned or unknown or reused or refused:
         raise PlanLintError(unowned, unknown, reused, refused)
     return plan.model_copy(update={"facets": tuple(_merge_overlaps(plan.facets))})
+
+
+def spread(plan: CoveragePlan, max_facets: int) -> CoveragePlan:
+    """The plan with its values spread over up to `max_facets` facets.
+
+    While there is room, the facet owning most values is split in two. A
+    narrow task is one a subagent can finish, and the halves run in parallel.
+    """
+    facets = list(plan.facets)
+    while len(facets) < max_facets:
+        widest = max(facets, key=lambda f: len(f.values), default=None)
+        if widest is None or len(widest.values) < 2:
+            break
+        half = len(widest.values) // 2
+        (fid,) = fresh_facet_ids([f.id for f in facets], 1)
+        parts = [(widest.id, widest.values[:half]), (fid, widest.values[half:])]
+        at = facets.index(widest)
+        facets[at : at + 1] = [
+            widest.model_copy(
+                update={
+                    "id": part_id,
+                    "title": f"{widest.title} ({', '.join(values)})",
+                    "values": values,
+                }
+            )
+            for part_id, values in parts
+        ]
+    return plan.model_copy(update={"facets": tuple(facets)})
 
 
 def _merge_overlaps(facets: tuple[Facet, ...]) -> list[Facet]:

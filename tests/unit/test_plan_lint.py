@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from state.plan import CoveragePlan, Dimension, Facet, PlanLintError, lint_plan
+from state.plan import CoveragePlan, Dimension, Facet, PlanLintError, lint_plan, spread
 
 
 def facet(fid: str, *covers: str) -> Facet:
@@ -81,3 +81,13 @@ def test_values_that_are_no_values_are_refused() -> None:
     }
     assert "the question itself" in str(err.value)
     assert "copied from the prompt" in str(err.value)
+
+
+def test_spread_splits_the_widest_facets_while_there_is_room() -> None:
+    wide = plan(facet("f0", "a", "b", "c"), values=("a", "b", "c"))
+    spread_out = spread(wide, 5)
+    assert [f.values for f in spread_out.facets] == [("a",), ("b",), ("c",)]
+    assert len({f.id for f in spread_out.facets}) == 3
+    assert lint_plan(spread_out) == spread_out
+    assert [f.values for f in spread(wide, 2).facets] == [("a",), ("b", "c")]
+    assert spread(wide, 1) == wide
