@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import csv
 import html
+import io
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 SUFFIXES = (".md", ".txt", ".html", ".htm", ".json")
 MAX_PASSAGE_CHARS = 1500
-_REFERENCE_MARK = re.compile(r"\s*\[\d+\]")
+MAX_PARAGRAPH_CHARS = 8 * MAX_PASSAGE_CHARS
+"""A longer paragraph is cut into passages of at most MAX_PASSAGE_CHARS."""
+MAX_TITLE_CHARS = 300
+"""A longer line is never a title or a heading; a longer JSON title is cut."""
+MAX_FILE_BYTES = 64 * 2**20
+"""Larger files are skipped unread."""
+TOPIC_LIST = "topic_list.csv"
+_REFERENCE_MARK = re.compile(r"(?<!\s)\s*\[\d+\]")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+")
+# The longest run of words that fits a passage, or a hard cut inside one long word.
+_PIECE = re.compile(
+    rf"\S(?:.{{0,{MAX_PASSAGE_CHARS - 1}}}(?=\s|$)|\S{{0,{MAX_PASSAGE_CHARS - 1}}})"
+)
 _SKIPPED_SECTIONS = {
     "see also",
     "references",
@@ -34,76 +49,246 @@ class Section:
 
 @dataclass(frozen=True)
 class Document:
-    """One source document, split at its headings."""
+    """One source document, split at its headings.
+
+    Attributes:
+        doc_id: The id proposed for it: its path below the ingested folder, without
+            suffix, or its file name without suffix when the file was named.
+        title: Its title.
+        url: Where it comes from.
+        sections: Its text, split at its headings.
+        path: Its file, as found.
+        source: The resolved path of its file.
+    """
 
     doc_id: str
     title: str
     url: str | None
     sections: tuple[Section, ...]
+    path: Path
+    source: Path
+
+
+@dataclass(frozen=True, order=True)
+class Skipped:
+    """A file left out of the corpus, and why."""
+
+    path: Path
+    reason: str
 
 
 class CorpusError(ValueError):
     """A path that holds no readable documents."""
 
 
-def read_documents(path: Path) -> Iterator[Document]:
-    """Yield the documents of a file or of every supported file below a folder."""
+class _Unusable(Exception):
+    """The file cannot be a document; the message says why."""
+
+
+def read_documents(path: Path) -> Iterator[Document | Skipped]:
+    """Yield the documents of a file, or of every supported file below a folder.
+
+    Files are chosen by suffix (SUFFIXES) and read only when their content is text:
+    UTF-8 without NUL bytes, at most MAX_FILE_BYTES. A file that cannot be a
+    document is yielded as a Skipped with the reason. Below a folder, symbolic links
+    are followed only to files inside it.
+
+    Raises:
+        CorpusError: `path` does not exist or holds no document.
+    """
     if not path.exists():
         raise CorpusError(f"corpus path does not exist: {path}")
-    files = (
-        [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    )
-    urls = _topic_list_urls(path if path.is_dir() else path.parent)
+    skipped: list[Skipped] = []
     found = False
-    for file in files:
-        if file.suffix.lower() not in SUFFIXES:
-            continue
-        doc_id = file.stem if file == path else file.relative_to(path).with_suffix("")
-        doc = _read(file, Path(doc_id).as_posix(), urls)
-        if doc is not None and doc.sections:
+    for item in _read_all(path):
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        else:
             found = True
-            yield doc
+        yield item
     if not found:
-        raise CorpusError(f"no {'/'.join(SUFFIXES)} documents with text under {path}")
+        reasons = "".join(f"; skipped {s.path}: {s.reason}" for s in skipped[:5])
+        raise CorpusError(
+            f"no {'/'.join(SUFFIXES)} documents with text under {path}{reasons}"
+        )
 
 
 def passages(doc: Document) -> Iterator[tuple[str, str]]:
-    """Yield (section, text) chunks of at most about MAX_PASSAGE_CHARS."""
+    """Yield (section, text) chunks of about MAX_PASSAGE_CHARS.
+
+    Paragraphs are packed together up to MAX_PASSAGE_CHARS, not counting the line
+    breaks between them; a paragraph longer than MAX_PARAGRAPH_CHARS is cut.
+    """
     for section in doc.sections:
-        chunk: list[str] = []
-        size = 0
-        for para in (p.strip() for p in section.text.split("\n")):
-            if not para:
-                continue
-            if chunk and size + len(para) > MAX_PASSAGE_CHARS:
-                yield section.heading, "\n".join(chunk)
-                chunk, size = [], 0
-            chunk.append(para)
-            size += len(para)
-        if chunk:
-            yield section.heading, "\n".join(chunk)
+        for text in _chunks(section.text):
+            yield section.heading, text
 
 
-def _read(file: Path, doc_id: str, urls: dict[str, str]) -> Document | None:
+def _chunks(text: str) -> Iterator[str]:
+    """The paragraphs of a section's text, packed into passages."""
+    chunk: list[str] = []
+    size = 0
+    for para in (p.strip() for p in text.split("\n")):
+        if not para:
+            continue
+        if chunk and size + len(para) > MAX_PASSAGE_CHARS:
+            yield "\n".join(chunk)
+            chunk, size = [], 0
+        if len(para) > MAX_PARAGRAPH_CHARS:
+            yield from _cut(para)
+            continue
+        chunk.append(para)
+        size += len(para)
+    if chunk:
+        yield "\n".join(chunk)
+
+
+def _cut(paragraph: str) -> Iterator[str]:
+    """The paragraph in parts of at most MAX_PASSAGE_CHARS.
+
+    A part holds whole sentences; a longer sentence is cut between words, and a
+    longer word anywhere.
+    """
+    part = ""
+    for piece in (
+        m.group().rstrip()
+        for sentence in _SENTENCE_END.split(paragraph)
+        for m in _PIECE.finditer(sentence)
+    ):
+        if part and len(part) + 1 + len(piece) > MAX_PASSAGE_CHARS:
+            yield part
+            part = ""
+        part = f"{part} {piece}" if part else piece
+    if part:
+        yield part
+
+
+def _read_all(path: Path) -> Iterator[Document | Skipped]:
+    """The documents of the file or folder `path`, and the files left out."""
+    folder = path if path.is_dir() else path.parent
+    urls: dict[str, str] = {}
+    try:
+        urls = _topic_list_urls(folder / TOPIC_LIST)
+    except _Unusable as err:
+        yield Skipped(folder / TOPIC_LIST, str(err))
+    if not path.is_dir():
+        yield _read(path, path.stem, urls)
+        return
+    for item in _walk(path):
+        if isinstance(item, Skipped):
+            yield item
+        else:
+            yield _read(item, item.relative_to(path).with_suffix("").as_posix(), urls)
+
+
+def _walk(folder: Path) -> Iterator[Path | Skipped]:
+    """The files with a supported suffix below `folder`, links after other files.
+
+    Symlinked folders are not entered: what they hold inside `folder` is reached by
+    its own path. A symbolic link that leads out of `folder` is skipped.
+    """
+    root = folder.resolve()
+    files: list[Path] = []
+    skipped: list[Skipped] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(current.iterdir())
+        except OSError as err:
+            skipped.append(Skipped(current, f"cannot list the folder: {_why(err)}"))
+            continue
+        for entry in entries:
+            target = Path(os.path.realpath(entry))
+            if entry.is_symlink() and not target.is_relative_to(root):
+                skipped.append(Skipped(entry, f"symbolic link out of {root}: {target}"))
+            elif entry.is_dir():
+                if not entry.is_symlink():
+                    pending.append(entry)
+            elif entry.suffix.lower() in SUFFIXES:
+                files.append(entry)
+    yield from sorted(skipped)
+    # A file reached both by its path and by a link keeps the id of its path.
+    yield from sorted(files, key=lambda file: (file.is_symlink(), file))
+
+
+def _read(file: Path, doc_id: str, urls: dict[str, str]) -> Document | Skipped:
+    """The document in `file`, or why it cannot be one."""
+    try:
+        doc = _document(file, doc_id, urls)
+    except _Unusable as err:
+        return Skipped(file, str(err))
+    return doc if doc.sections else Skipped(file, "no text")
+
+
+def _document(file: Path, doc_id: str, urls: dict[str, str]) -> Document:
+    """The document in a text file; raises _Unusable when it cannot be one."""
     suffix = file.suffix.lower()
-    raw = file.read_text(encoding="utf-8", errors="replace")
+    if suffix not in SUFFIXES:
+        raise _Unusable(f"not a {'/'.join(SUFFIXES)} file")
+    if not file.is_file():
+        raise _Unusable("not a regular file")
+    source = file.resolve()
+    if not _is_utf8(doc_id + str(source)):
+        raise _Unusable("path is not valid UTF-8")
+    raw = _text(file)
     if suffix == ".json":
         return _from_freshwiki_json(file, doc_id, raw)
     if suffix in (".html", ".htm"):
         raw = _html_to_markdown(raw)
     lines = raw.strip().splitlines()
     title = file.stem.replace("_", " ")
-    if lines and suffix == ".txt" and not _HEADING.match(lines[0]) and lines[0].strip():
-        title = lines.pop(0).strip().replace("_", " ")
-    elif lines and (m := _HEADING.match(lines[0])) and len(m.group(1)) == 1:
+    first = lines[0] if lines else ""
+    if suffix == ".txt" and first.strip() and not _heading(first):
+        if len(first) <= MAX_TITLE_CHARS:
+            title = lines.pop(0).strip().replace("_", " ")
+    elif (m := _heading(first)) and len(m.group(1)) == 1:
         title = m.group(2)
         lines.pop(0)
     return Document(
         doc_id=doc_id,
         title=title,
-        url=urls.get(title) or file.resolve().as_uri(),
+        url=urls.get(title) or source.as_uri(),
         sections=tuple(_sections(lines)),
+        path=file,
+        source=source,
     )
+
+
+def _text(file: Path) -> str:
+    """The content of `file` if it is text: UTF-8 without NUL bytes, not too large."""
+    try:
+        with file.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise _Unusable(f"cannot read: {_why(err)}") from err
+    if len(data) > MAX_FILE_BYTES:
+        raise _Unusable(f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+    if b"\0" in data:
+        raise _Unusable("binary content (NUL bytes), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise _Unusable(
+            f"not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start})"
+        ) from err
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether `text` holds no lone surrogate, as undecodable bytes of a path do."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _why(err: OSError) -> str:
+    return err.strerror or str(err)
+
+
+def _heading(line: str) -> re.Match[str] | None:
+    return _HEADING.match(line) if len(line) <= MAX_TITLE_CHARS else None
 
 
 def _sections(lines: list[str]) -> Iterator[Section]:
@@ -117,7 +302,7 @@ def _sections(lines: list[str]) -> Iterator[Section]:
             yield Section(" > ".join(path), text)
 
     for line in lines:
-        m = _HEADING.match(line)
+        m = _heading(line)
         if not m:
             body.append(line)
             continue
@@ -134,39 +319,66 @@ def _sections(lines: list[str]) -> Iterator[Section]:
     yield from flush()
 
 
-def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document | None:
+def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as err:
-        raise CorpusError(f"{file}: not valid JSON ({err})") from err
+        raise _Unusable(f"not valid JSON ({err})") from err
+    except RecursionError as err:
+        raise _Unusable("JSON nested too deeply") from err
     if not isinstance(data, dict) or "content" not in data:
-        return None
+        raise _Unusable("not a FreshWiki article: no 'content'")
     sections = []
-    if summary := str(data.get("summary") or "").strip():
+    if summary := _string(data.get("summary")).strip():
         sections.append(Section("Summary", _REFERENCE_MARK.sub("", summary)))
-    for part in data.get("content") or []:
-        heading = str(part.get("section_title") or "").strip() or "Summary"
-        if heading.casefold() in _SKIPPED_SECTIONS:
+    for part in _objects(data["content"], "'content' is not a list of sections"):
+        heading = _string(part.get("section_title")).strip()[:MAX_TITLE_CHARS]
+        if (heading or "Summary").casefold() in _SKIPPED_SECTIONS:
             continue
-        text = " ".join(
-            str(s.get("sentence", "")) for s in part.get("section_content") or []
+        sentences = _objects(
+            part.get("section_content"), "'section_content' is not a list of sentences"
         )
+        text = " ".join(_string(s.get("sentence")) for s in sentences)
         if text := _REFERENCE_MARK.sub("", text).strip():
-            sections.append(Section(heading, text))
-    title = str(data.get("title") or file.stem).replace("_", " ")
-    url = data.get("url")
-    return Document(doc_id, title, str(url) if url else None, tuple(sections))
+            sections.append(Section(heading or "Summary", text))
+    title = _string(data.get("title"))[:MAX_TITLE_CHARS] or file.stem
+    url = _string(data.get("url"))
+    return Document(
+        doc_id,
+        title.replace("_", " "),
+        url or None,
+        tuple(sections),
+        file,
+        file.resolve(),
+    )
 
 
-def _topic_list_urls(folder: Path) -> dict[str, str]:
+def _objects(value: Any, malformed: str) -> list[dict[str, Any]]:
+    """The JSON objects of a list that may be null, or _Unusable(`malformed`)."""
+    items = value or []
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise _Unusable(f"not a FreshWiki article: {malformed}")
+    return items
+
+
+def _string(value: Any) -> str:
+    """A JSON string, any lone surrogate in it as "?"; "" for other values."""
+    if not isinstance(value, str):
+        return ""
+    return value.encode(errors="replace").decode()
+
+
+def _topic_list_urls(listing: Path) -> dict[str, str]:
     """FreshWiki's `topic_list.csv` (topic, url) gives the URLs of .txt articles."""
-    listing = folder / "topic_list.csv"
     if not listing.is_file():
         return {}
-    with listing.open(encoding="utf-8", newline="") as fh:
-        return {
-            row["topic"]: row["url"] for row in csv.DictReader(fh) if row.get("url")
-        }
+    try:
+        rows = list(csv.DictReader(io.StringIO(_text(listing))))
+    except csv.Error as err:
+        raise _Unusable(f"not a CSV file ({err})") from err
+    return {
+        row["topic"]: row["url"] for row in rows if row.get("topic") and row.get("url")
+    }
 
 
 class _TextExtractor(HTMLParser):
@@ -196,6 +408,10 @@ class _TextExtractor(HTMLParser):
 
 def _html_to_markdown(raw: str) -> str:
     parser = _TextExtractor()
-    parser.feed(raw)
+    try:
+        parser.feed(raw)
+    # html.parser asserts on some malformed declarations, such as "<![=".
+    except AssertionError as err:
+        raise _Unusable(f"malformed HTML ({err})") from err
     text = html.unescape("".join(parser.out))
     return "\n".join(line.strip() for line in text.splitlines())

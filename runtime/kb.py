@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
 import sqlite3
 import tempfile
 from collections import defaultdict
-from collections.abc import Collection, Iterable
-from contextlib import closing
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.corpus import CorpusError, Document, passages, read_documents
+from runtime.corpus import Document, Skipped, passages, read_documents
 from state.findings import Source
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -37,19 +38,33 @@ STOPWORDS = frozenset(
     which whose many much may might must shall yet get got make made one two""".split()
 )
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, url TEXT
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
-    passage_id UNINDEXED, doc_id UNINDEXED, title, section, text,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
-"""
+APPLICATION_ID = 0x444C4754
+"""`PRAGMA application_id` of a delegator knowledge base: "DLGT" in ASCII."""
+FORMAT_VERSION = 1
+"""`PRAGMA user_version` of the knowledge base layout this code reads and writes."""
+_SCHEMA = (
+    "CREATE TABLE documents ("
+    " doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, url TEXT,"
+    " source TEXT NOT NULL UNIQUE)",
+    "CREATE VIRTUAL TABLE passages USING fts5("
+    " passage_id UNINDEXED, doc_id UNINDEXED, title, section, text,"
+    " tokenize = 'porter unicode61 remove_diacritics 2')",
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    f"PRAGMA user_version = {FORMAT_VERSION}",
+)
 
 
 class KnowledgeBaseError(RuntimeError):
-    """The knowledge base is missing or cannot be read."""
+    """The knowledge base is missing, cannot be read or written, or is not one."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What an ingest added, and the files it left out with the reason."""
+
+    documents: int
+    passages: int
+    skipped: tuple[Skipped, ...]
 
 
 @dataclass(frozen=True)
@@ -108,18 +123,31 @@ class KnowledgeBase:
                 f"no knowledge base at {self.path}; build one with "
                 f"`delegator ingest PATH --kb {self.path}`"
             )
-        with closing(self._connect()) as db:
-            try:
-                self.size = db.execute("SELECT count(*) FROM passages").fetchone()[0]
-            except sqlite3.DatabaseError as err:
-                raise KnowledgeBaseError(
-                    f"{self.path} is not a knowledge base: {err}"
-                ) from err
+        with self._reading() as db:
+            _check_format(db, self.path)
+            self.size = db.execute("SELECT count(*) FROM passages").fetchone()[0]
         if not self.size:
             raise KnowledgeBaseError(f"the knowledge base at {self.path} is empty")
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True)
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection that only reads; any SQLite error is a KnowledgeBaseError.
+
+        The file is opened read-write (`mode=rw`, which never creates it) with
+        `query_only` set, rather than with `mode=ro`: a writer killed inside a
+        transaction leaves a hot journal, which only a connection that may write can
+        roll back, so `mode=ro` fails with "attempt to write a readonly database"
+        where this connection restores the last committed content on its first
+        read. A file the user may not write is still opened, read-only; only a hot
+        journal beside it then cannot be rolled back, which is a KnowledgeBaseError.
+        """
+        uri = self.path.resolve().as_uri() + "?mode=rw"
+        try:
+            with closing(sqlite3.connect(uri, uri=True)) as db:
+                db.execute("PRAGMA query_only = ON")
+                yield db
+        except sqlite3.Error as err:
+            raise _error(self.path, err, "read") from err
 
     def search(
         self,
@@ -147,7 +175,7 @@ class KnowledgeBase:
             " ORDER BY score DESC LIMIT ?"
         )
         args = (*_WEIGHTS, expr, doc_id, doc_id, json.dumps(list(exclude)), k)
-        with closing(self._connect()) as db:
+        with self._reading() as db:
             rows = db.execute(sql, args).fetchall()
         return [Passage(*row) for row in rows]
 
@@ -166,7 +194,7 @@ class KnowledgeBase:
             "SELECT p.passage_id, p.doc_id, p.title, d.url, p.section, p.text, 0.0"
             " FROM passages p JOIN documents d USING (doc_id) WHERE p.passage_id = ?"
         )
-        with closing(self._connect()) as db:
+        with self._reading() as db:
             row = db.execute(sql, (passage_id,)).fetchone()
         return Passage(*row) if row else None
 
@@ -179,7 +207,7 @@ class KnowledgeBase:
             " FROM passages p JOIN documents d USING (doc_id)"
             " WHERE p.passage_id IN (SELECT value FROM json_each(?))"
         )
-        with closing(self._connect()) as db:
+        with self._reading() as db:
             for row in db.execute(sql, (json.dumps(ids),)):
                 found[row[0]] = Passage(*row)
         return found
@@ -187,7 +215,7 @@ class KnowledgeBase:
     def document_frequencies(self, words: Iterable[str]) -> dict[str, int]:
         """In how many passages each word occurs."""
         counts: dict[str, int] = defaultdict(int)
-        with closing(self._connect()) as db:
+        with self._reading() as db:
             for word in dict.fromkeys(words):
                 expr = match_query([word])
                 if expr:
@@ -197,62 +225,179 @@ class KnowledgeBase:
         return counts
 
 
-def ingest(kb_path: Path | str, sources: Iterable[Path | str]) -> tuple[int, int]:
+def ingest(kb_path: Path | str, sources: Iterable[Path | str]) -> IngestResult:
     """Add the documents under `sources` to the knowledge base at `kb_path`.
 
-    Re-ingesting a document replaces it. Returns (documents, passages) added.
+    A new or empty file becomes a knowledge base; an existing file must be one of
+    this format. Every source is read before the file is opened, and all documents
+    are written in one transaction, so a failure leaves the previous content as it
+    was. Re-ingesting a file replaces its document, whatever path led to it (see
+    `_doc_id`).
+
+    Raises:
+        CorpusError: A source does not exist or holds no document.
+        KnowledgeBaseError: `kb_path` is not a knowledge base of this format, or
+            cannot be written.
     """
-    docs = [doc for src in sources for doc in read_documents(Path(src))]
-    ids = [doc.doc_id for doc in docs]
-    if clashes := sorted({i for i in ids if ids.count(i) > 1}):
-        raise CorpusError(
-            f"documents would share an id (same name, other extension or source): "
-            f"{', '.join(clashes)}"
+    docs, skipped = _read_sources(sources)
+    with _writing(Path(kb_path)) as db:
+        n_passages = sum(_insert(db, doc, _doc_id(db, doc)) for doc in docs)
+    return IngestResult(len(docs), n_passages, tuple(skipped))
+
+
+def _read_sources(
+    sources: Iterable[Path | str],
+) -> tuple[list[Document], list[Skipped]]:
+    """The documents under `sources`, one per file, and the files left out."""
+    docs: dict[Path, Document] = {}
+    skipped: list[Skipped] = []
+    for item in (item for src in sources for item in read_documents(Path(src))):
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        elif first := docs.get(item.source):
+            skipped.append(Skipped(item.path, f"read already as {first.doc_id}"))
+        else:
+            docs[item.source] = item
+    return list(docs.values()), skipped
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the knowledge base at `path` inside one write transaction.
+
+    The transaction commits when the block ends and is rolled back when it fails;
+    a file this call created is then removed.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        created = not path.exists()
+        db = sqlite3.connect(path, isolation_level=None)
+    except (OSError, sqlite3.Error) as err:
+        raise _error(path, err, "write") from err
+    try:
+        # Closing the connection without COMMIT rolls the transaction back.
+        with closing(db):
+            db.execute("BEGIN IMMEDIATE")
+            _prepare(db, path)
+            yield db
+            db.execute("COMMIT")
+    except BaseException as err:
+        if created:
+            path.unlink(missing_ok=True)
+        if isinstance(err, OSError | sqlite3.Error):
+            raise _error(path, err, "write") from err
+        raise
+
+
+def _prepare(db: sqlite3.Connection, path: Path) -> None:
+    """Initialise a new database as a knowledge base, or check that it is one."""
+    if (
+        _marks(db) == (0, 0)
+        and not db.execute("SELECT 1 FROM sqlite_master").fetchone()
+    ):
+        for statement in _SCHEMA:
+            db.execute(statement)
+    else:
+        _check_format(db, path)
+
+
+def _check_format(db: sqlite3.Connection, path: Path) -> None:
+    """Raise KnowledgeBaseError unless `db` is a knowledge base of this format."""
+    app_id, version = _marks(db)
+    if app_id != APPLICATION_ID:
+        raise KnowledgeBaseError(
+            f"{path} is not a knowledge base: its SQLite application_id is {app_id},"
+            f" delegator's is {APPLICATION_ID}"
         )
-    path = Path(kb_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with closing(sqlite3.connect(path)) as db, db:
-        db.executescript(_SCHEMA)
-        n_passages = sum(_insert(db, doc) for doc in docs)
-    return len(docs), n_passages
+    if version != FORMAT_VERSION:
+        raise KnowledgeBaseError(
+            f"{path} is a knowledge base of format {version}, this delegator reads"
+            f" format {FORMAT_VERSION}; rebuild it in a new file with"
+            " `delegator ingest PATH --kb NEW_FILE`"
+        )
 
 
-def _insert(db: sqlite3.Connection, doc: Document) -> int:
-    db.execute("DELETE FROM passages WHERE doc_id = ?", (doc.doc_id,))
+def _marks(db: sqlite3.Connection) -> tuple[int, int]:
+    """The SQLite application_id and user_version of `db`."""
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    return int(app_id), int(version)
+
+
+def _doc_id(db: sqlite3.Connection, doc: Document) -> str:
+    """The id of `doc` in the knowledge base.
+
+    The documents table keeps the resolved path of each document's file, and a file
+    keeps the id it got first, so the spelling of the ingested path (relative,
+    absolute, through a link or a parent folder) never duplicates a document. A new
+    file gets the id `read_documents` proposes, its path below the ingested folder,
+    unless a document of another file that still exists holds that id; then a
+    short hash of its resolved path tells the two apart.
+    """
+    source = str(doc.source)
+    if row := db.execute(
+        "SELECT doc_id FROM documents WHERE source = ?", (source,)
+    ).fetchone():
+        return str(row[0])
+    holder = db.execute(
+        "SELECT source FROM documents WHERE doc_id = ?", (doc.doc_id,)
+    ).fetchone()
+    if holder is None or not Path(holder[0]).is_file():
+        return doc.doc_id
+    return f"{doc.doc_id}~{hashlib.sha256(source.encode()).hexdigest()[:8]}"
+
+
+def _insert(db: sqlite3.Connection, doc: Document, doc_id: str) -> int:
+    db.execute("DELETE FROM passages WHERE doc_id = ?", (doc_id,))
     db.execute(
-        "INSERT OR REPLACE INTO documents VALUES (?, ?, ?)",
-        (doc.doc_id, doc.title, doc.url),
+        "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?)",
+        (doc_id, doc.title, doc.url, str(doc.source)),
     )
     rows = [
-        (f"{doc.doc_id}#{n}", doc.doc_id, doc.title, section, text)
+        (f"{doc_id}#{n}", doc_id, doc.title, section, text)
         for n, (section, text) in enumerate(passages(doc))
     ]
     db.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?)", rows)
     return len(rows)
 
 
-@functools.cache
+def _error(path: Path, err: OSError | sqlite3.Error, doing: str) -> KnowledgeBaseError:
+    """`err`, met while `doing` ("read", "write") the file at `path`, explained."""
+    if isinstance(err, sqlite3.Error) and err.sqlite_errorname == "SQLITE_NOTADB":
+        return KnowledgeBaseError(f"{path} is not a knowledge base: {err}")
+    reason = (err.strerror if isinstance(err, OSError) else None) or str(err)
+    return KnowledgeBaseError(f"cannot {doing} the knowledge base at {path}: {reason}")
+
+
+@functools.lru_cache(maxsize=8)
 def knowledge_base(kb_path: str = "") -> KnowledgeBase:
     """The knowledge base at `kb_path`, or the shipped FreshWiki index, opened once.
 
-    The shipped index is built on first use.
+    The shipped index is built on first use, and rebuilt when it cannot be opened
+    (as one written in an older format). The most recently used few stay open:
+    the cache is bounded, whatever paths callers send.
     """
     if kb_path:
         return KnowledgeBase(kb_path)
-    if not DEFAULT_KB_PATH.is_file():
+    try:
+        return KnowledgeBase(DEFAULT_KB_PATH)
+    except KnowledgeBaseError:
         build_default()
-    return KnowledgeBase(DEFAULT_KB_PATH)
+        return KnowledgeBase(DEFAULT_KB_PATH)
 
 
 def build_default() -> Path:
     """Build the index of the shipped corpus atomically (safe under concurrency)."""
-    DEFAULT_KB_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".sqlite", dir=DEFAULT_KB_PATH.parent)
-    os.close(fd)
     try:
-        ingest(tmp, [DEFAULT_CORPUS])
-        os.replace(tmp, DEFAULT_KB_PATH)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        DEFAULT_KB_PATH.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".sqlite", dir=DEFAULT_KB_PATH.parent)
+        os.close(fd)
+        try:
+            ingest(tmp, [DEFAULT_CORPUS])
+            os.replace(tmp, DEFAULT_KB_PATH)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as err:
+        raise _error(DEFAULT_KB_PATH, err, "write") from err
     return DEFAULT_KB_PATH

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -68,10 +69,10 @@ def corpus(tmp_path: Path) -> Path:
 
 def test_every_format_is_split_at_its_headings(corpus: Path, tmp_path: Path) -> None:
     kb_path = tmp_path / "kb.sqlite"
-    docs, passages = ingest(kb_path, [corpus])
-    assert docs == 4
+    result = ingest(kb_path, [corpus])
+    assert (result.documents, result.skipped) == (4, ())
     kb = KnowledgeBase(kb_path)
-    assert kb.size == passages
+    assert kb.size == result.passages
     sections = {
         (p.title, p.section)
         for p in kb.search(
@@ -133,7 +134,10 @@ def test_shipped_corpus_is_indexed_whole(freshwiki_kb: str) -> None:
             " FROM documents"
         ).fetchone()
     assert docs == wiki == 100
-    assert KnowledgeBase(freshwiki_kb).size > 1000
+    kb = KnowledgeBase(freshwiki_kb)
+    assert kb.size > 1000
+    idalia = kb.passage("Hurricane_Idalia#0")
+    assert idalia is not None and idalia.title == "Hurricane Idalia"
 
 
 def test_empty_folder_and_missing_path_are_clear_errors(tmp_path: Path) -> None:
@@ -154,19 +158,23 @@ def test_same_names_in_subfolders_are_distinct_documents(tmp_path: Path) -> None
             "notes.md",
             f"# Notes {folder}\n\nText {folder}.\n",
         )
-    docs, _ = ingest(tmp_path / "kb.sqlite", [tmp_path / "docs"])
-    assert docs == 2
+    assert ingest(tmp_path / "kb.sqlite", [tmp_path / "docs"]).documents == 2
     kb = KnowledgeBase(tmp_path / "kb.sqlite")
     assert {p.doc_id for p in kb.search("notes", 5)} == {"a/notes", "b/notes"}
 
 
-def test_documents_that_would_share_an_id_are_refused(tmp_path: Path) -> None:
+def test_documents_that_would_share_an_id_are_told_apart(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     write(docs, "storm.md", "# Storm\n\nWind.\n")
     write(docs, "storm.txt", "Storm\n\nRain.\n")
-    with pytest.raises(CorpusError, match="share an id.*storm"):
-        ingest(tmp_path / "kb.sqlite", [docs])
+    kb_path = tmp_path / "kb.sqlite"
+    assert ingest(kb_path, [docs]).documents == 2
+    ingest(kb_path, [docs])
+    kb = KnowledgeBase(kb_path)
+    assert kb.size == 2
+    assert kb.search("wind", 1)[0].doc_id == "storm"
+    assert re.fullmatch(r"storm~[0-9a-f]{8}", kb.search("rain", 1)[0].doc_id)
 
 
 def test_knowledge_base_path_may_hold_uri_characters(
