@@ -5,46 +5,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, cast
 
-import openai
 from rich.console import Console
+from rich.markup import escape
 
+from cli import exits
 from cli.progress import RunProgress
 from graphs.research import graph
-from runtime.context import ConfigError, Context
-from runtime.corpus import CorpusError
-from runtime.kb import DEFAULT_KB_PATH, KnowledgeBaseError, build_default, ingest
-from runtime.local_engine import LocalModelError
-from runtime.models import ModelSpecError, ModelTimeoutError
+from runtime.context import Context
+from runtime.kb import DEFAULT_KB_PATH, build_default, ingest
 from runtime.reliability import describe
-from runtime.structured import ModelOutputError
 from state.graph import ResearchState
-from state.question import QuestionError, check_question
+from state.question import check_question
 from state.report import Report
-from subagents.registry import DefinitionError
-
-EXIT_BAD_INPUT = 2
-"""Bad input: the question, a setting, a model spec, the knowledge base."""
-EXIT_INCOMPLETE = 3
-"""The run finished, but every task failed or the model endpoint was lost."""
-
-USER_ERRORS = (
-    LocalModelError,
-    QuestionError,
-    ConfigError,
-    KnowledgeBaseError,
-    CorpusError,
-    DefinitionError,
-    ModelSpecError,
-    ModelOutputError,
-    ModelTimeoutError,
-)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -82,23 +63,30 @@ def parser() -> argparse.ArgumentParser:
         help="files or folders; none rebuilds the shipped corpus",
     )
     ingest_cmd.add_argument("--kb", type=Path, default=DEFAULT_KB_PATH)
+    for command in (research, ingest_cmd):
+        command.add_argument(
+            "--debug", action="store_true", help="show the traceback of a failure"
+        )
     return cli
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; user errors print one line and exit 2."""
+    """Run the command; every failure ends with one `error:` line and its code."""
     args = parser().parse_args(argv)
     err = Console(stderr=True, log_path=False)
     try:
         if args.command == "ingest":
             return run_ingest(args, err)
         return run_research(args, err)
-    except USER_ERRORS as error:
-        err.print(f"[red]error:[/] {describe(error)}")
-        return EXIT_BAD_INPUT
-    except openai.APIError as error:
-        err.print(f"[red]error:[/] the model endpoint failed: {describe(error)}")
-        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("[red]interrupted[/]")
+        return exits.INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - the one place failures are told
+        if args.debug:
+            raise
+        code, line = exits.failure(error)
+        err.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
+        return code
 
 
 def run_ingest(args: argparse.Namespace, err: Console) -> int:
@@ -107,14 +95,24 @@ def run_ingest(args: argparse.Namespace, err: Console) -> int:
         path = build_default()
         err.print(f"built the shipped corpus index at {path}")
         return 0
-    docs, passages = ingest(args.kb, args.paths)
-    err.print(f"added {docs} document(s), {passages} passage(s) to {args.kb}")
+    refuse_overwriting([args.kb], args.paths)
+    result = ingest(args.kb, args.paths)
+    err.print(
+        f"added {result.documents} document(s), {result.passages} passage(s)"
+        f" to {args.kb}"
+    )
+    if result.skipped:
+        err.print(f"skipped {len(result.skipped)} file(s):")
+    for skipped in result.skipped:
+        err.print(f"  {skipped.path}: {skipped.reason}", markup=False, soft_wrap=True)
     return 0
 
 
 def run_research(args: argparse.Namespace, err: Console) -> int:
     """Research one question and print the report."""
     question = check_question(args.question)
+    outputs = [p for p in (args.out, args.json) if p is not None]
+    refuse_overwriting(outputs, [Path(args.kb or DEFAULT_KB_PATH)])
     given = {
         "lead_model": args.lead_model,
         "subagent_model": args.subagent_model,
@@ -128,21 +126,56 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     state = asyncio.run(research(question, context, args.quiet, err))
     seconds = time.perf_counter() - started
     report = report_of(state)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report.markdown, encoding="utf-8")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(
-            json.dumps(result_json(state, seconds), indent=2), encoding="utf-8"
-        )
     sys.stdout.write(report.markdown)
+    sys.stdout.flush()
+    files: list[tuple[Path | None, Callable[[], str]]] = [
+        (args.out, lambda: report.markdown),
+        (args.json, lambda: json.dumps(result_json(state, seconds), indent=2)),
+    ]
+    unwritten = [path for path, text in files if path and not save(path, text(), err)]
     if report.summary.incomplete:
-        err.print(f"[red]incomplete:[/] {report.summary.incomplete}")
-        return EXIT_INCOMPLETE
+        err.print(f"[red]incomplete:[/] {escape(report.summary.incomplete)}")
+        return exits.INCOMPLETE
+    if unwritten:
+        return exits.DATA
     if not args.quiet:
         err.print(f"done in {seconds:.1f}s")
-    return 0
+    return exits.OK
+
+
+def refuse_overwriting(outputs: list[Path], inputs: list[Path]) -> None:
+    """Refuse an output path that is one of the inputs (the knowledge base...)."""
+    taken = {p.expanduser().resolve() for p in inputs}
+    for path in outputs:
+        if path.expanduser().resolve() in taken:
+            raise exits.OutputPathError(f"{path} is an input; choose another output")
+
+
+def save(path: Path, text: str, err: Console) -> bool:
+    """Write an output, telling a failure on one line that names the file."""
+    try:
+        write_atomically(path, text)
+    except OSError as error:
+        line = f"could not write {path}: {describe(error)}"
+        err.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
+        return False
+    return True
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`.
+
+    A reader sees the old file or the new one, never half of one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 async def research(

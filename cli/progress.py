@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -14,6 +16,8 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class RunProgress:
@@ -43,7 +47,7 @@ class RunProgress:
         if kind == "DELEGATE":
             bar = self._round(int(event.get("round", 0)))
             self.progress.update(bar, total=(self.progress.tasks[bar].total or 0) + 1)
-            self.console.log(f"[cyan]delegate[/] {event.get('values', '')}")
+            self.console.log(f"[cyan]delegate[/] {shown(event.get('values', ''))}")
         elif kind == "RESULT":
             self.progress.advance(self._round(int(event.get("round", 0))))
             style = "green" if event.get("status") == "success" else "yellow"
@@ -52,7 +56,7 @@ class RunProgress:
             self.console.log(
                 f"[{style}]{event.get('status')}[/] {event.get('findings')} finding(s) "
                 f"in {event.get('exec')}"
-                + (f" - {event['error']}" if event.get("error") else "")
+                + (f" - {shown(event['error'])}" if event.get("error") else "")
             )
         elif kind == "COVERAGE" and event.get("stage") == "plan":
             self.console.log(
@@ -61,7 +65,7 @@ class RunProgress:
                 + (" - answering directly" if event.get("direct") else "")
             )
         elif kind == "COVERAGE" and event.get("stage") == "enumerate":
-            self.console.log(f"[red]enumeration failed[/] {event.get('error')}")
+            self.console.log(f"[red]enumeration failed[/] {shown(event.get('error'))}")
         elif kind == "COVERAGE":
             share = event.get("coverage")
             self.console.log(
@@ -72,7 +76,11 @@ class RunProgress:
                 f"re-delegating {event.get('redelegate')}"
             )
             if event.get("added"):
-                self.console.log(f"  [magenta]the plan missed:[/] {event['added']}")
+                self.console.log(
+                    f"  [magenta]the plan missed:[/] {shown(event['added'])}"
+                )
+            if event.get("stopped"):
+                self.console.log(f"  [bold]stopped:[/] {shown(event['stopped'])}")
 
     def _round(self, round_no: int) -> TaskID:
         if round_no not in self.rounds:
@@ -80,3 +88,11 @@ class RunProgress:
                 f"round {round_no} subagents", total=0
             )
         return self.rounds[round_no]
+
+
+def shown(value: object) -> str:
+    """Text from a model or the knowledge base made safe to print.
+
+    Rich markup in it is escaped and control characters are dropped.
+    """
+    return escape(_CONTROL.sub("", str(value)))

@@ -7,6 +7,7 @@ from what the knowledge base holds. `planner` picks one for a context.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Annotated, Protocol
 
@@ -34,6 +35,7 @@ from state.plan import (
     lint_plan,
     spread,
 )
+from state.question import QuestionError
 from state.usage import Usage
 
 
@@ -228,7 +230,10 @@ class CorpusPlanner:
     """Extractive plan: the documents the question reaches are its values.
 
     When one document stands out, its relevant sections are the values; when
-    only one section does, the question is answered directly.
+    only one section does, the question is answered directly. A question whose
+    words the knowledge base mostly does not know is refused (`check_matches`):
+    the plan would be noise. (A lead model plans from the question instead, and
+    its report shows what the knowledge base could verify.)
     """
 
     kb: KnowledgeBase
@@ -239,6 +244,7 @@ class CorpusPlanner:
         return Planned(await asyncio.to_thread(self._plan, question))
 
     def _plan(self, question: str) -> CoveragePlan:
+        check_matches(self.kb, question)
         docs = self.kb.rank_documents(question, self.max_facets * 4)
         if not docs:
             return CoveragePlan.direct(question, planned_by="corpus")
@@ -282,6 +288,33 @@ def one_dimension_plan(
             planned_by="corpus",
         )
     )
+
+
+KNOWN_SHARE = 0.75
+"""Share of a question's word weight the knowledge base must know to plan on it."""
+
+
+class NothingMatchesError(QuestionError):
+    """A question the knowledge base knows next to nothing about."""
+
+
+def check_matches(kb: KnowledgeBase, question: str) -> None:
+    """Refuse a question whose words the knowledge base mostly does not know.
+
+    Each content word weighs its rarity (inverse document frequency; a word no
+    passage holds weighs most). Relevance ranked against the best hit has no
+    floor, so without this a question in another language or on a subject the
+    corpus lacks would be planned on whatever it happened to reach.
+    """
+    words = [w for w in dict.fromkeys(terms(question)) if not w.isdigit()]
+    frequencies = kb.document_frequencies(words)
+    weight = {w: math.log(1 + kb.size / (1 + frequencies[w])) for w in words}
+    unknown = [w for w in words if not frequencies[w]]
+    if sum(weight[w] for w in unknown) > (1 - KNOWN_SHARE) * sum(weight.values()):
+        raise NothingMatchesError(
+            f"nothing in the knowledge base matches {question!r}: no passage holds "
+            f"{', '.join(repr(w) for w in unknown)}"
+        )
 
 
 def planner(

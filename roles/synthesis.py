@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.models import lead_deadline
-from runtime.structured import message_text
+from runtime.structured import call_model, message_text
 from state.findings import Finding
 from state.report import Citation
 from state.usage import Usage
@@ -100,14 +100,15 @@ class Synthesizer:
         )
         missing = ", ".join(gaps) or "none"
         async with lead_deadline(self.timeout_s, "writing"):
-            answer = await self.model.ainvoke(
+            answer = await call_model(
+                self.model,
                 [
                     SystemMessage(SYNTHESIS_PROMPT),
                     HumanMessage(
                         f"Question: {question}\n\nEvidence:\n{evidence}\n\n"
                         f"Not covered: {missing}"
                     ),
-                ]
+                ],
             )
         valid = {c.number for c in citations.values()}
         text, markers, sentences = check_citations(message_text(answer), valid)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, TypeVar
 
 from runtime.models import ModelSettings, Protocol, Role, resolve_spec
@@ -14,6 +16,45 @@ PROTOCOLS = ("auto", "tools", "json")
 
 class ConfigError(ValueError):
     """A setting out of range or not of its type."""
+
+
+KB_DIRS_ENV = "DELEGATOR_KB_DIRS"
+"""Folders (separated by the OS path separator) a `kb_path` must lie in, if set.
+
+A server sets it, so that a caller cannot open, or learn of, any other file.
+"""
+_KINDS: dict[object, tuple[type, str]] = {
+    "int": (int, "whole number"),
+    "float": (float, "number"),
+    "str": (str, "string"),
+}
+
+
+def _checked(name: str, value: object, declared: object) -> object:
+    kind, kind_name = _KINDS[declared]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ConfigError(
+            f"{name} must be a {kind_name}, not {type(value).__name__} {value!r}"
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number, not {value!r}")
+    return value
+
+
+def check_kb_path(kb_path: str) -> None:
+    """Refuse a knowledge base outside the folders `DELEGATOR_KB_DIRS` allows.
+
+    The path is judged before anything looks at the file, so a refusal says
+    nothing about whether it exists.
+    """
+    allowed = [d for d in os.environ.get(KB_DIRS_ENV, "").split(os.pathsep) if d]
+    if not kb_path or not allowed:
+        return
+    target = Path(kb_path).expanduser().resolve()
+    if not any(target.is_relative_to(Path(d).expanduser().resolve()) for d in allowed):
+        raise ConfigError("kb_path is outside the folders this server allows")
 
 
 def setting(name: str, default: T, description: str) -> Any:
@@ -115,7 +156,13 @@ class Context:
     )
 
     def __post_init__(self) -> None:
-        """Refuse settings out of range and model specs that name nothing."""
+        """Refuse settings of the wrong type, out of range, or naming nothing.
+
+        A caller of the server sends these as JSON: nothing is taken on trust.
+        """
+        for f in fields(self):
+            setattr(self, f.name, _checked(f.name, getattr(self, f.name), f.type))
+        check_kb_path(self.kb_path)
         for name in (
             "lead_max_tokens",
             "subagent_max_tokens",

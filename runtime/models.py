@@ -152,8 +152,8 @@ def resolve_spec(spec: str) -> str:
 def load_chat_model(settings: ModelSettings) -> BaseChatModel | None:
     """The chat model the settings name, or None in extractive mode.
 
-    One instance per resolved spec and settings, so every step of a role
-    shares its model and its rate limiter.
+    One instance per resolved spec and settings (the most recent few are
+    kept), so every step of a role shares its model and its rate limiter.
     """
     spec = resolve_spec(settings.spec)
     if spec == EXTRACTIVE:
@@ -162,7 +162,7 @@ def load_chat_model(settings: ModelSettings) -> BaseChatModel | None:
         return _load(spec, settings)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)
 def _load(spec: str, settings: ModelSettings) -> BaseChatModel:
     provider, _, name = spec.partition(":")
     return _PROVIDERS[provider](name, settings)

@@ -39,6 +39,25 @@ class ModelOutputError(ValueError):
     """The model did not produce valid output after its repair turns."""
 
 
+class ModelEndpointError(RuntimeError):
+    """The endpoint answered something that is not a chat completion."""
+
+
+NOT_A_COMPLETION = (ValueError, TypeError, AttributeError)
+"""What the OpenAI client raises on a body that is no chat completion (HTML,
+text that is not JSON, JSON without `choices`)."""
+
+
+async def call_model(model: Runnable[Any, Any], messages: Sequence[BaseMessage]) -> Any:
+    """Invoke a model; an answer that is no chat completion is a clear error."""
+    try:
+        return await model.ainvoke(messages)
+    except NOT_A_COMPLETION as err:
+        raise ModelEndpointError(
+            f"the model endpoint's answer is not a chat completion: {describe(err)}"
+        ) from err
+
+
 def schema_instructions(schema: type[BaseModel]) -> str:
     """The format instructions to append to a prompt asking for `schema`."""
     return PydanticOutputParser(pydantic_object=schema).get_format_instructions()
@@ -91,7 +110,7 @@ async def ainvoke_structured(
             continue  # the endpoint refuses this method
 
     async def prompted(msgs: list[BaseMessage]) -> Attempt:
-        answer = await model.ainvoke(msgs)
+        answer = await call_model(model, msgs)
         try:
             return answer, parse(schema, answer), None
         except OutputParserException as err:
@@ -144,7 +163,7 @@ def _enforced_call(
 
     async def call(messages: list[BaseMessage]) -> Attempt:
         try:
-            out = cast(dict[str, Any], await enforced.ainvoke(messages))
+            out = cast(dict[str, Any], await call_model(enforced, messages))
         except openai.LengthFinishReasonError as err:
             return AIMessage("", usage_metadata=_length_usage(err)), None, err
         raw, parsed, error = out["raw"], out["parsed"], out["parsing_error"]

@@ -22,7 +22,12 @@ from langgraph.prebuilt import ToolNode
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
-from runtime.structured import ModelOutputError, ainvoke_structured, parse
+from runtime.structured import (
+    ModelOutputError,
+    ainvoke_structured,
+    call_model,
+    parse,
+)
 from state.agents import AgentManifest
 from subagents.contract import SubagentAnswer, answer_output, invalid_output
 from subagents.state import AgentInput, AgentOutput, AgentState
@@ -106,7 +111,7 @@ def build_llm_agent(
     agent_model = model.bind_tools(tools) if tools else model
 
     async def agent(state: AgentState) -> dict[str, object]:
-        answer = await agent_model.ainvoke(state["messages"])
+        answer = await call_model(agent_model, state["messages"])
         return {"messages": [with_text_tool_calls(answer, names)]}
 
     def after_agent(state: AgentState) -> Literal["tools", "answer"]:

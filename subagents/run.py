@@ -29,14 +29,18 @@ from subagents.state import AgentInput, AgentOutput, AgentState
 Subagent = CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=32)
 def compiled_subagent(
     manifest: AgentManifest,
     settings: ModelSettings,
     kb_path: str,
     findings_per_value: int,
 ) -> Subagent:
-    """The agent's subgraph for its model (extractive when it names no model)."""
+    """The agent's subgraph for its model (extractive when it names no model).
+
+    The most recently used are kept compiled; the cache is bounded, whatever
+    settings callers send.
+    """
     kb = knowledge_base(kb_path)
     model = load_chat_model(settings)
     if model is None:

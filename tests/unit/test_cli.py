@@ -94,22 +94,23 @@ def test_progress_goes_to_stderr(
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
-        (["research", "   "], "question is empty"),
-        (["research", "floods", "--max-rounds", "-1"], "max_rounds must be 0 or more"),
-        (["research", "floods", "--max-parallel", "0"], "max_parallel must be at"),
-        (["research", "floods", "--lead-model", "nope"], "unknown model spec"),
-        (["research", "floods", "--kb", "/nonexistent/kb.sqlite"], "no knowledge base"),
-        (["ingest", "/nonexistent/folder", "--kb", "/tmp/x.sqlite"], "does not exist"),
+        (["research", "   "], 2, "question is empty"),
+        (["research", "why", "--max-rounds", "-1"], 2, "max_rounds must be 0 or more"),
+        (["research", "why", "--max-parallel", "0"], 2, "max_parallel must be at"),
+        (["research", "why", "--lead-model", "nope"], 2, "unknown model spec"),
+        (["research", "why", "--kb", "/nonexistent/kb.sqlite"], 4, "no knowledge base"),
+        (["ingest", "/nonexistent/folder", "--kb", "/tmp/x.sqlite"], 4, "not exist"),
     ],
 )
-def test_user_errors_exit_2_with_one_line(
-    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+def test_failures_end_with_one_line_and_their_code(
+    args: list[str], code: int, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert "error:" in err and message in " ".join(err.split())
+    assert main(args) == code
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and len(err.splitlines()) == 1
+    assert message in err
 
 
 def test_ingest_then_research_a_new_corpus(tmp_path: Path) -> None:

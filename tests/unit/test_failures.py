@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from cli.main import EXIT_INCOMPLETE, main
+from cli import exits
+from cli.main import main
 from nodes.dispatch import check_agents
 from roles.verify import NOT_VERBATIM
 from runtime.context import ConfigError, Context
@@ -228,7 +229,7 @@ def test_dead_lead_endpoint_is_a_clear_cli_error(
             "extractive",
         ]
     )
-    assert code == 2
+    assert code == exits.MODEL == 5
     assert "model endpoint failed" in capsys.readouterr().err
 
 
@@ -269,7 +270,7 @@ def test_a_run_whose_tasks_all_fail_exits_3_with_its_report(
         ]
     )
     printed = capsys.readouterr()
-    assert code == EXIT_INCOMPLETE == 3
+    assert code == exits.INCOMPLETE == 3
     assert printed.out.splitlines()[2].startswith("**Incomplete run:** every task")
     assert "## Not covered" in printed.out
     assert "## Sources" not in printed.out  # nothing was cited: no empty section

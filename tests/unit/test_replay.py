@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from cli.main import EXIT_INCOMPLETE, main
+from cli import exits
+from cli.main import main
 from roles.verify import SHORT_QUOTE
 from runtime.kb import KnowledgeBase
 from tests.openai_replay import (
@@ -119,7 +120,7 @@ def test_recorded_small_model_run_claims_nothing_it_cannot_verify(
     tasks = data["tasks"]
     assert tasks and all(t["status"] == "failed" for t in tasks)
     assert {t["failure"] for t in tasks} == {"invalid output"}
-    assert code == EXIT_INCOMPLETE
+    assert code == exits.INCOMPLETE
     assert report.splitlines()[2].startswith("**Incomplete run:**")
     assert "Coverage: 0 of" in report
     assert "## Sources" not in report and "## Summary" not in report
@@ -264,7 +265,7 @@ def test_a_server_that_dies_mid_run_is_reported_not_hidden(
 
     servers.append(endpoint(dies_after_planning))
     code, report, data = run_cli(freshwiki_kb, tmp_path, "--max-rounds", "0")
-    assert code == EXIT_INCOMPLETE
+    assert code == exits.INCOMPLETE
     assert {t["failure"] for t in data["tasks"]} == {"unreachable"}
     assert report.splitlines()[2].startswith("**Incomplete run:**")
     assert_no_empty_section(report)

@@ -1,0 +1,62 @@
+"""Exit codes, and the one line each kind of failure ends with."""
+
+from __future__ import annotations
+
+import openai
+
+from runtime.context import ConfigError
+from runtime.corpus import CorpusError
+from runtime.kb import KnowledgeBaseError
+from runtime.local_engine import LocalModelError
+from runtime.models import ModelSpecError, ModelTimeoutError
+from runtime.reliability import describe
+from runtime.structured import ModelEndpointError, ModelOutputError
+from state.question import QuestionError
+from subagents.registry import DefinitionError
+
+OK = 0
+INTERNAL = 1
+"""A failure nobody foresaw; `--debug` shows its traceback."""
+BAD_INPUT = 2
+"""The question, a setting, a model spec, a definition file, an output path."""
+INCOMPLETE = 3
+"""The run finished, but every task failed or the model endpoint was lost."""
+DATA = 4
+"""A file could not be read or written: the knowledge base, a corpus, an output."""
+MODEL = 5
+"""The lead model failed: its output stayed invalid, it timed out, or its
+endpoint failed."""
+INTERRUPTED = 130
+"""Stopped by Ctrl-C."""
+
+
+class OutputPathError(ValueError):
+    """An output path that would overwrite an input."""
+
+
+FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
+    (
+        (
+            QuestionError,
+            ConfigError,
+            ModelSpecError,
+            LocalModelError,
+            DefinitionError,
+            OutputPathError,
+        ),
+        BAD_INPUT,
+        "",
+    ),
+    ((KnowledgeBaseError, CorpusError, OSError), DATA, ""),
+    ((ModelOutputError, ModelTimeoutError, ModelEndpointError), MODEL, ""),
+    ((openai.APIError,), MODEL, "the model endpoint failed: "),
+)
+"""Each kind of failure: its exit code and how its line begins."""
+
+
+def failure(error: BaseException) -> tuple[int, str]:
+    """The exit code of a failure and its one line, in whole words."""
+    for kinds, code, prefix in FAILURES:
+        if isinstance(error, kinds):
+            return code, prefix + describe(error)
+    return INTERNAL, f"internal error ({type(error).__name__}: {describe(error)})"

@@ -1,0 +1,151 @@
+"""Every bad input ends with one `error:` line and its exit code; nothing is lost."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli import exits
+from cli.main import main
+from runtime.context import ConfigError, Context
+from state.question import QuestionError, check_question
+from tests.openai_replay import ReplayServer, Reply, by_role
+
+QUESTION = "Which natural disasters struck in 2022 and 2023?"
+
+
+def research(kb: str, *extra: str, question: str = QUESTION) -> list[str]:
+    return [
+        "research",
+        question,
+        "--kb",
+        kb,
+        "--quiet",
+        "--lead-model",
+        "extractive",
+        "--subagent-model",
+        "extractive",
+        "--max-rounds",
+        "0",
+        *extra,
+    ]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), err
+    return lines[0]
+
+
+def test_a_question_of_undecodable_bytes_is_refused() -> None:
+    undecodable = b"floods \xff\xfe in 2022".decode("utf-8", "surrogateescape")
+    with pytest.raises(QuestionError, match="not valid UTF-8"):
+        check_question(undecodable)
+    assert check_question("floods\x1b[31m in\x07 2022") == "floods [31m in 2022"
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"max_rounds": "3"}, "max_rounds must be a whole number, not str '3'"),
+        ({"max_rounds": True}, "max_rounds must be a whole number"),
+        ({"task_timeout_s": float("nan")}, "finite number"),
+        ({"lead_timeout_s": float("inf")}, "finite number"),
+        ({"kb_path": 7}, "kb_path must be a string"),
+        ({"max_subagents": 0}, "at least 1"),
+    ],
+)
+def test_context_values_sent_to_the_server_are_checked(
+    settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Context(**settings)
+
+
+def test_kb_path_is_limited_to_the_allowed_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELEGATOR_KB_DIRS", str(tmp_path / "allowed"))
+    assert Context(kb_path=str(tmp_path / "allowed" / "kb.sqlite"))
+    for outside in ("/etc/passwd", str(tmp_path / "allowed" / ".." / "x.sqlite")):
+        with pytest.raises(ConfigError, match="outside the folders") as err:
+            Context(kb_path=outside)
+        assert "exist" not in str(err.value)  # it tells nothing of the file
+
+
+def test_an_output_onto_the_knowledge_base_is_refused(
+    freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = digest(Path(freshwiki_kb))
+    assert main(research(freshwiki_kb, "--out", freshwiki_kb)) == exits.BAD_INPUT
+    assert "is an input" in one_error_line(capsys.readouterr().err)
+    assert digest(Path(freshwiki_kb)) == before
+
+
+@pytest.mark.parametrize("where", ["read-only place", "parent is a file"])
+def test_an_unwritable_output_loses_nothing_else(
+    where: str,
+    freshwiki_kb: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "file").write_text("x")
+    bad = {
+        "read-only place": Path("/proc/delegator-report.md"),  # even root cannot
+        "parent is a file": tmp_path / "file" / "report.md",
+    }[where]
+    good = tmp_path / "result.json"
+    code = main(research(freshwiki_kb, "--out", str(bad), "--json", str(good)))
+    printed = capsys.readouterr()
+    assert code == exits.DATA
+    assert printed.out.startswith("# ")  # the report reached stdout first
+    assert json.loads(good.read_text())["report"] == printed.out
+    assert f"could not write {bad}" in one_error_line(printed.err)
+    assert not list(tmp_path.glob(".result.json.*"))  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(
+            raw_body="<html><body>Bad gateway</body></html>", content_type="text/html"
+        ),
+        Reply(raw_body="this is not json"),
+        Reply(raw_body='{"id": "x", "object": "chat.completion"}'),
+    ],
+    ids=["html", "not json", "no choices"],
+)
+def test_an_endpoint_that_answers_no_completion_is_one_clear_error(
+    reply: Reply,
+    freshwiki_kb: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with ReplayServer(by_role({"plan": reply})) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "replay")
+        args = research(freshwiki_kb)
+        args[args.index("--lead-model") + 1] = "openai:replay"
+        assert main(args) == exits.MODEL
+    assert "not a chat completion" in one_error_line(capsys.readouterr().err)
+
+
+def test_ctrl_c_stops_cleanly(
+    freshwiki_kb: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("cli.main.research", interrupted)
+    assert main(research(freshwiki_kb)) == exits.INTERRUPTED
+    assert "interrupted" in capsys.readouterr().err
