@@ -24,7 +24,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from roles.plan import DimensionDraft
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from state.findings import Finding, normalize_text
@@ -108,7 +108,10 @@ class ModelEnumerator:
 
 @dataclass(frozen=True)
 class CorpusProbe:
-    """Titles of relevant documents that no finding cites and no value names."""
+    """Titles of relevant documents that no finding cites and no value names.
+
+    Of the question's period, when it names years (see `KnowledgeBase.in_period`).
+    """
 
     kb: KnowledgeBase
     limit: int
@@ -128,7 +131,9 @@ class CorpusProbe:
             known={f.source.doc_id for f in verified},
             names=plan.values,
         )
-        titles = [p.title for p in found.documents][: self.limit]
+        period = years(plan.question)
+        titles = [p.title for p in found.documents if self.kb.in_period(p, period)]
+        titles = titles[: self.limit]
         return Enumerated({PROBE_DIMENSION: titles} if titles else {})
 
 

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, StringConstraints, model_validator
 
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
 from runtime.models import lead_deadline
 from runtime.structured import (
     ModelOutputError,
@@ -229,8 +229,10 @@ MATCHED_DOCUMENTS = "documents the search matched"
 class CorpusPlanner:
     """Extractive plan: the documents the question reaches are its values.
 
-    When one document stands out, its relevant sections are the values; when
-    only one section does, the question is answered directly. A question whose
+    A document counts only of the question's period, when it names years: its
+    title or lead must name one of them. When one document stands out, its
+    relevant sections are the values; when only one section does, the question
+    is answered directly. A question whose
     words the knowledge base mostly does not know is refused (`check_matches`):
     the plan would be noise. (A lead model plans from the question instead, and
     its report shows what the knowledge base could verify.)
@@ -245,7 +247,12 @@ class CorpusPlanner:
 
     def _plan(self, question: str) -> CoveragePlan:
         check_matches(self.kb, question)
-        docs = self.kb.rank_documents(question, self.max_facets * 4)
+        period = years(question)
+        docs = [
+            d
+            for d in self.kb.rank_documents(question, self.max_facets * 4)
+            if self.kb.in_period(d, period)
+        ]
         if not docs:
             return CoveragePlan.direct(question, planned_by="corpus")
         relevant = [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score]

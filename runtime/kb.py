@@ -107,6 +107,14 @@ def stem(word: str) -> str:
     return word
 
 
+_YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
+
+
+def years(text: str) -> set[str]:
+    """The years (1500-2199) a text names."""
+    return set(_YEAR.findall(text))
+
+
 def match_query(words: Iterable[str], *, op: str = "OR") -> str:
     """An FTS5 MATCH expression over `words`, each quoted as a literal."""
     quoted = dict.fromkeys('"' + w.replace('"', "") + '"' for w in words)
@@ -197,6 +205,16 @@ class KnowledgeBase:
         with self._reading() as db:
             row = db.execute(sql, (passage_id,)).fetchone()
         return Passage(*row) if row else None
+
+    def in_period(self, doc: Passage, period: set[str]) -> bool:
+        """Whether a document is of the period: its title or lead names a year of it.
+
+        With no period, every document is.
+        """
+        if not period:
+            return True
+        lead = self.passage(f"{doc.doc_id}#0")
+        return bool(period & years(f"{doc.title} {lead.text if lead else ''}"))
 
     def passages(self, passage_ids: Iterable[str]) -> dict[str, Passage]:
         """The passages with these ids, by id; unknown ids are left out."""
