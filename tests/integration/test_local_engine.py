@@ -23,7 +23,7 @@ from state.tasks import TaskResult
 from subagents.json_agent import SubagentStep
 
 pytestmark = pytest.mark.integration
-QUESTION = "What is the impact of AI on creative industries?"
+QUESTION = "How is AI used in music, film, writing and photography?"
 
 
 @pytest.fixture(scope="module")
