@@ -48,7 +48,8 @@ def test_the_full_graph_on_a_real_local_engine(gemma: str, creative_kb: str) -> 
         kb_path=creative_kb,
         max_rounds=0,
         max_subagents=2,
-        subagent_max_tokens=700,
+        subagent_max_tokens=400,
+        request_timeout_s=600,
     )
     model = load_chat_model(context.model("subagent"))
     assert model is not None and server_methods(model)[0] == "json_schema"
