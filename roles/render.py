@@ -154,12 +154,12 @@ def _reasons(summary: RunSummary) -> str:
 def inert(text: str) -> str:
     """Text from the knowledge base or a model, made safe to place in Markdown.
 
-    It is shown as text: angle brackets are escaped, so no tag (`<script>`,
-    `<img>`) or autolink renders; a bracket before a parenthesis or a colon is
+    It is shown as text: `<` is escaped, so no tag (`<script>`, `<img>`) or
+    autolink renders; a bracket before a parenthesis or a colon is
     escaped, so no link, image or link definition forms; control characters
     are dropped.
     """
-    text = _CONTROL.sub("", text).replace("<", "&lt;").replace(">", "&gt;")
+    text = _CONTROL.sub("", text).replace("<", "&lt;")
     return _LINK.sub(r"\\\g<0>", text)
 
 
