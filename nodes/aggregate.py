@@ -11,7 +11,7 @@ def aggregate(state: ResearchState) -> ResearchState:
 
     A span found for two facets keeps both facets and all their values.
     """
-    by_span: dict[tuple[str, str], Finding] = {}
+    by_span: dict[tuple[str, str, str], Finding] = {}
     results = sorted(
         state.get("results", {}).values(), key=lambda r: (r.round, r.task_id)
     )

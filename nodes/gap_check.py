@@ -12,7 +12,7 @@ from roles.enumerate import enumerators
 from runtime.context import Context
 from runtime.kb import knowledge_base
 from runtime.models import load_chat_model
-from runtime.reliability import settle
+from runtime.reliability import describe, settle
 from runtime.telemetry import emit
 from state.coverage import RoundCoverage
 from state.events import Event
@@ -127,7 +127,9 @@ async def find_new_values(
     ):
         outcome = await settle(enumerator.missing(plan, findings))
         if isinstance(outcome, Exception):
-            failures.append(emit("COVERAGE", stage="enumerate", error=f"{outcome}"))
+            failures.append(
+                emit("COVERAGE", stage="enumerate", error=describe(outcome))
+            )
             continue
         for dimension, values in outcome.values.items():
             plan = plan.extended(dimension, values)
@@ -161,6 +163,9 @@ def next_tasks(
             by_facet.setdefault(owner.id, []).append(value)
     facets = {f.id: f for f in plan.facets}
     cited = tuple({f.source.passage_id: f.source for f in findings}.values())
+    never_tried_first = sorted(
+        by_facet.items(), key=lambda item: min(attempts[v] for v in item[1])
+    )
     return [
         TaskDefinition.for_facet(
             facets[facet_id],
@@ -172,7 +177,7 @@ def next_tasks(
             cited=cited,
             earlier=tuple(e for v in values if (e := earlier_attempt(v, results))),
         )
-        for facet_id, values in by_facet.items()
+        for facet_id, values in never_tried_first
     ][: ctx.max_subagents]
 
 
@@ -187,6 +192,6 @@ def earlier_attempt(value: str, results: list[TaskResult]) -> str | None:
     found = sum(value in f.values for f in last.findings)
     why = f"; {last.errors[0]}" if last.errors else ""
     return (
-        f"{value}: the last task brought {found} finding(s) for it, none of which "
-        f"passed verification{why}"
+        f"{value}: the last task brought {found} finding(s) for it; too few passed "
+        f"verification{why}"
     )

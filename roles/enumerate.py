@@ -27,8 +27,8 @@ from roles.plan import DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
-from state.findings import Finding, normalize_text
-from state.plan import CoveragePlan, refusal
+from state.findings import Finding
+from state.plan import CoveragePlan, normalize, refusal
 from state.usage import Usage
 
 EXPANSION_TERMS = 10
@@ -92,14 +92,14 @@ class ModelEnumerator:
         messages = [SystemMessage(prompt), HumanMessage(listing)]
         async with lead_deadline(self.timeout_s, "enumerating"):
             answer, usage = await ainvoke_structured(self.model, messages, Enumeration)
-        known = {normalize_text(v) for v in plan.values}
+        known = {normalize(v) for v in plan.values}
         names = [d.name for d in plan.dimensions] + [d.name for d in answer.dimensions]
         missing: dict[str, list[str]] = {}
         for dimension in answer.dimensions:
             for value in dimension.values:
                 why = refusal(value, plan.question, names, f"{prompt}\n{listing}")
-                if why is None and normalize_text(value) not in known:
-                    known.add(normalize_text(value))
+                if why is None and normalize(value) not in known:
+                    known.add(normalize(value))
                     missing.setdefault(dimension.name, []).append(value)
                 if sum(map(len, missing.values())) == self.limit:
                     return Enumerated(missing, usage)
@@ -132,7 +132,12 @@ class CorpusProbe:
             names=plan.values,
         )
         period = years(plan.question)
-        titles = [p.title for p in found.documents if self.kb.in_period(p, period)]
+        titles = [
+            p.title
+            for p in found.documents
+            if self.kb.in_period(p, period)
+            and refusal(p.title, plan.question, [PROBE_DIMENSION], "") is None
+        ]
         titles = titles[: self.limit]
         return Enumerated({PROBE_DIMENSION: titles} if titles else {})
 

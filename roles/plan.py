@@ -33,6 +33,7 @@ from state.plan import (
     facet_id,
     facets_for_values,
     lint_plan,
+    refusal,
     spread,
 )
 from state.question import QuestionError
@@ -286,7 +287,14 @@ def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[st
 def one_dimension_plan(
     question: str, dimension: str, values: tuple[str, ...]
 ) -> CoveragePlan:
-    """A linted plan of one dimension, each value a facet of its own."""
+    """A linted plan of one dimension, each value a facet of its own.
+
+    A value the lint would refuse (a title that is the question itself) is left
+    out; with no value left, the question is answered directly.
+    """
+    values = tuple(v for v in values if refusal(v, question, [dimension], "") is None)
+    if not values:
+        return CoveragePlan.direct(question, planned_by="corpus")
     return lint_plan(
         CoveragePlan(
             question=question,

@@ -36,7 +36,7 @@ def why_uncovered(value: str, results: Sequence[TaskResult]) -> str:
     """A short reason a value stayed uncovered."""
     tried = [r for r in results if value in r.values]
     if not tried:
-        return "found by the coverage check; not delegated (round or task limit)"
+        return "not delegated (round or task limit)"
     errors = [e for r in tried for e in r.errors]
     detail = f"; last error: {errors[-1]}" if errors else ""
     return f"no verified finding after {len(tried)} task(s){detail}"

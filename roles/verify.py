@@ -3,12 +3,13 @@
 A finding stands when its quote is a verbatim span of the passage it cites, at
 least `MIN_QUOTE_WORDS` words long; when its claim is supported by that quote
 (most of the claim's content words, and every number in it, appear in the
-sentences that hold the quote); and only for the values its evidence is about.
-Evidence is about a value when the quote, the passage's title or its section
-names it (all of its content words appear there), or, for a category value that
-a passage rarely names ("tropical cyclones" for a hurricane), when the opening
-passage of the cited document names it: an article's lead says what kind of
-thing its subject is. No model can talk its way past these checks.
+sentences that hold the quote, with the same negation); and only for the
+values its evidence is about. Evidence is about a value when the quote, the
+passage's title or its section names it (all of its content words appear there,
+and its acronyms as written), or, for a category value that a passage rarely
+names ("tropical cyclones" for a hurricane), when the first sentence of the
+cited document names it: an article's lead sentence says what kind of thing its
+subject is. No model can talk its way past these checks.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from runtime.kb import KnowledgeBase, Passage, stem, terms
 from state.findings import Finding, normalize_text
+from state.plan import normalize
 
 MIN_QUOTE_WORDS = 5
 CLAIM_SUPPORT = 0.6
@@ -31,6 +33,11 @@ UNSUPPORTED = "claim not supported by its quote"
 OFF_VALUE = "evidence not about its values"
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
+NEGATIONS = frozenset(
+    "no not never none nor neither nobody nothing nowhere without cannot".split()
+)
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 
 
@@ -68,18 +75,46 @@ def quote_sentences(quote: str, passage_text: str) -> str | None:
     return text[starts[-1] if starts else 0 : end.end() if end else len(text)]
 
 
+def negations(text: str) -> set[str]:
+    """The negating words of `text` ("no", "not", "never", "didn't" ...)."""
+    words = {w.casefold() for w in _WORD.findall(text)}
+    return {w for w in words if w in NEGATIONS or w.endswith(("n't", "n’t"))}
+
+
 def supports(claim: str, evidence: str) -> bool:
-    """Whether `evidence` holds most content words and all numbers of `claim`."""
+    """Whether `evidence` backs `claim`.
+
+    It must hold most of the claim's content words, every number in it, and
+    the same negations: "no profit" is not backed by "a profit".
+    """
     wanted = stems(claim)
     if not wanted or not numbers(claim) <= numbers(evidence):
+        return False
+    if bool(negations(claim)) != bool(negations(evidence)):
         return False
     return len(wanted & stems(evidence)) >= CLAIM_SUPPORT * len(wanted)
 
 
-def names(value: str, words: set[str]) -> bool:
-    """Whether `words` (stemmed content words) name `value`: all of its own words."""
+def names(value: str, text: str) -> bool:
+    """Whether `text` names `value`.
+
+    All of the value's content words must be there, and its acronyms as
+    written ("US" is not "us"); a value of no content words ("Other") must be
+    there as a phrase.
+    """
     wanted = stems(value)
-    return bool(wanted) and wanted <= words
+    if not wanted:
+        phrase = normalize(value)
+        return bool(phrase) and f" {phrase} " in f" {normalize(text)} "
+    if not wanted <= stems(text):
+        return False
+    return all(re.search(rf"\b{a}\b", text) for a in _ACRONYM.findall(value))
+
+
+def lead_sentence(text: str) -> str:
+    """The first sentence of a passage: in an article's lead, what its subject is."""
+    end = _SENTENCE_END.search(text)
+    return text[: end.end()] if end else text
 
 
 def check(
@@ -95,8 +130,8 @@ def check(
         return Verdict(None, NOT_VERBATIM)
     if not supports(finding.claim, sentences):
         return Verdict(None, UNSUPPORTED)
-    direct = stems(f"{finding.quote} {passage.title} {passage.section}")
-    lead = stems(opening.text) if opening is not None else set()
+    direct = f"{finding.quote} {passage.title} {passage.section}"
+    lead = lead_sentence(opening.text) if opening is not None else ""
     about = tuple(v for v in finding.values if names(v, direct) or names(v, lead))
     if finding.values and not about:
         return Verdict(None, OFF_VALUE)

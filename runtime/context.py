@@ -93,8 +93,8 @@ class Context:
         "lead_model",
         "auto",
         "Model of the lead (plan, enumerate, write): 'openai:<model>', "
-        "'extractive' (no LLM) or 'auto' (openai when OPENAI_API_KEY or "
-        "OPENAI_BASE_URL is set, else extractive).",
+        "'local:<path.gguf>', 'extractive' (no LLM) or 'auto' (openai when "
+        "OPENAI_API_KEY or OPENAI_BASE_URL is set, else extractive).",
     )
     subagent_model: str = setting(
         "subagent_model", "auto", "Model of the subagents; same specs as lead_model."

@@ -31,8 +31,9 @@ class LocalModelError(ValueError):
     """A `local:` model that cannot run: a missing or invalid file, no engine."""
 
 
+@functools.lru_cache(maxsize=32)
 def check_gguf(path: str) -> Path:
-    """The model file, resolved, if it exists and is a GGUF file."""
+    """The model file, resolved, if it exists and is a GGUF file (checked once)."""
     file = Path(path).expanduser()
     if not file.is_file():
         raise LocalModelError(f"no model file at {file}")

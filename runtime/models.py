@@ -83,12 +83,26 @@ def role_env(role: Role, name: str) -> str | None:
     return value or os.environ.get(f"OPENAI_{name}") or None
 
 
+def requests_per_second() -> float:
+    """The rate limit of each model, from `DELEGATOR_REQUESTS_PER_SECOND` (4)."""
+    raw = os.environ.get("DELEGATOR_REQUESTS_PER_SECOND", "4")
+    try:
+        rate = float(raw)
+    except ValueError:
+        rate = 0.0
+    if not 0 < rate < float("inf"):
+        raise ModelSpecError(
+            f"DELEGATOR_REQUESTS_PER_SECOND={raw!r} is not a positive number"
+        )
+    return rate
+
+
 def _openai(name: str, settings: ModelSettings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     base_url = settings.base_url
     api_key = settings.api_key or ("unused" if base_url else None)
-    rps = float(os.environ.get("DELEGATOR_REQUESTS_PER_SECOND", "4"))
+    rps = requests_per_second()
     return ChatOpenAI(
         model=name,
         base_url=base_url,

@@ -7,20 +7,20 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-_slots: weakref.WeakValueDictionary[tuple[str, int], asyncio.Semaphore] = (
+_slots: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
     weakref.WeakValueDictionary()
 )
 
 
 @asynccontextmanager
 async def run_slot(run_id: str, size: int) -> AsyncIterator[None]:
-    """Hold one of `size` slots of run `run_id` while the body runs.
+    """Hold one of the slots of run `run_id` while the body runs.
 
-    The slots of a run live as long as someone holds or awaits one.
+    A run's slots are made, `size` of them, when its first task asks; they
+    live as long as someone holds or awaits one.
     """
-    key = (run_id, size)
-    slots = _slots.get(key)
+    slots = _slots.get(run_id)
     if slots is None:
-        slots = _slots[key] = asyncio.Semaphore(size)
+        slots = _slots[run_id] = asyncio.Semaphore(size)
     async with slots:
         yield

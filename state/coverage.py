@@ -42,7 +42,9 @@ class RoundCoverage(BaseModel):
     coverage: float | None = Field(
         ge=0.0, le=1.0, description="Share of values covered; None with no values."
     )
-    findings: int = Field(default=0, description="Verified findings so far.")
+    findings: int = Field(
+        default=0, description="Verified findings so far, counted once per value."
+    )
     improved: bool = Field(description="Whether this round added verified findings.")
     stopped: str | None = Field(
         default=None, description="Why delegation stopped after this round, if it did."
@@ -75,6 +77,6 @@ class RoundCoverage(BaseModel):
             weak=tuple(v for v in values if status[v] == "weak"),
             new_values=new_values,
             coverage=len(covered) / len(values) if values else None,
-            findings=len(verified),
-            improved=previous is None or len(verified) > previous.findings,
+            findings=sum(counts.values()),
+            improved=previous is None or sum(counts.values()) > previous.findings,
         )

@@ -38,9 +38,17 @@ class Finding(BaseModel):
     )
 
     @property
-    def span_key(self) -> tuple[str, str]:
-        """Identity of the cited source span, used to dedupe findings."""
-        return (self.source.passage_id, normalize_text(self.quote))
+    def span_key(self) -> tuple[str, str, str]:
+        """Identity of a finding: its cited span and its claim, to dedupe findings.
+
+        Two claims on one span stay apart, so that one that fails verification
+        cannot take the other down with it.
+        """
+        return (
+            self.source.passage_id,
+            normalize_text(self.quote),
+            normalize_text(self.claim),
+        )
 
 
 def normalize_text(text: str) -> str:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from langchain_core.exceptions import OutputParserException
-from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field, StringConstraints
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
-from runtime.structured import ModelOutputError, parse, schema_instructions
+from runtime.structured import ModelOutputError, schema_instructions
 from state.findings import Finding, normalize_text
 from state.tasks import TaskDefinition
 
@@ -83,16 +81,6 @@ def brief(task: TaskDefinition) -> str:
     return "\n\n".join(parts)
 
 
-def final_answer(message: BaseMessage) -> SubagentAnswer | None:
-    """The answer a last model message holds, or None if it holds no valid one."""
-    if not isinstance(message, AIMessage) or message.tool_calls:
-        return None
-    try:
-        return parse(SubagentAnswer, message)
-    except OutputParserException:
-        return None
-
-
 def to_finding(
     claimed: ClaimedFinding, task: TaskDefinition, kb: KnowledgeBase
 ) -> Finding | str:
@@ -106,7 +94,7 @@ def to_finding(
     spelled = {normalize_text(v): v for v in task.values}
     named = (spelled.get(normalize_text(v)) for v in claimed.values)
     values = tuple(dict.fromkeys(v for v in named if v is not None))
-    if not values and len(task.values) == 1:
+    if not claimed.values and len(task.values) == 1:
         values = task.values
     if not values:
         return f"finding names none of the task's values: {claimed.values}"

@@ -18,6 +18,7 @@ from state.agents import AgentManifest
 from state.findings import Finding
 from state.tasks import TaskDefinition
 from subagents.reading import best_sentences, idf_weights, quoted_findings
+from subagents.registry import DefinitionError
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
 
@@ -33,7 +34,7 @@ def build_extractive_agent(
     tools = make_tools(kb)
     missing = {"search", "read"} - set(manifest.allowed_tools)
     if missing:
-        raise ValueError(
+        raise DefinitionError(
             f"extractive mode needs tools {sorted(missing)}, which "
             f"{manifest.agent_id!r} may not use"
         )

@@ -149,3 +149,16 @@ def test_ctrl_c_stops_cleanly(
     monkeypatch.setattr("cli.main.research", interrupted)
     assert main(research(freshwiki_kb)) == exits.INTERRUPTED
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_a_bad_request_rate_is_bad_input(
+    freshwiki_kb: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("DELEGATOR_REQUESTS_PER_SECOND", "abc")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    args = research(freshwiki_kb)
+    args[args.index("--lead-model") + 1] = "openai:rate"
+    assert main(args) == exits.BAD_INPUT
+    assert "not a positive number" in one_error_line(capsys.readouterr().err)

@@ -32,3 +32,11 @@ def test_documents_outside_the_question_period_are_no_values(tmp_path: Path) -> 
         "River flood",
         "Delta flood",
     }
+
+
+def test_a_question_that_is_a_title_plans_without_refusing_itself(
+    freshwiki_kb: str,
+) -> None:
+    planner = CorpusPlanner(KnowledgeBase(freshwiki_kb), 5)
+    plan = asyncio.run(planner.plan("2022 West Java earthquake")).plan
+    assert "2022 West Java earthquake" not in plan.values

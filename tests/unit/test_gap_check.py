@@ -145,7 +145,7 @@ def test_why_uncovered_names_the_reason() -> None:
         "no verified finding after 1 task(s); last error: timed out after 5s"
     )
     assert why_uncovered("film", results) == "no verified finding after 1 task(s)"
-    assert why_uncovered("games", results).startswith("found by the coverage check")
+    assert why_uncovered("games", results).startswith("not delegated")
 
 
 def test_no_task_goes_out_after_the_run_deadline(creative_kb: str) -> None:

@@ -12,6 +12,8 @@ from roles.verify import (
     SHORT_QUOTE,
     UNKNOWN_PASSAGE,
     UNSUPPORTED,
+    names,
+    supports,
     verify_findings,
 )
 from runtime.context import Context
@@ -90,14 +92,40 @@ def test_a_finding_counts_only_for_values_its_evidence_is_about(
 ) -> None:
     kb = KnowledgeBase(freshwiki_kb)
     named_by_title = finding(kb, IMPACT_QUOTE, values=("Hurricane Idalia", "floods"))
-    category = finding(kb, IMPACT_QUOTE, values=("Atlantic hurricane season",))
+    category = finding(kb, IMPACT_QUOTE, values=("Category 4 hurricane",))
     elsewhere = finding(kb, IMPACT_QUOTE, values=("earthquakes",))
-    kept, dropped = verify_findings([named_by_title, category, elsewhere], kb)
+    # the lead names it, but not in its first sentence: not what the article is
+    later_in_lead = finding(kb, IMPACT_QUOTE, values=("Atlantic hurricane season",))
+    kept, dropped = verify_findings(
+        [named_by_title, category, elsewhere, later_in_lead], kb
+    )
     assert [f.values for f in kept] == [
         ("Hurricane Idalia",),
-        ("Atlantic hurricane season",),
+        ("Category 4 hurricane",),
     ]
-    assert dropped == {OFF_VALUE: 1}
+    assert dropped == {OFF_VALUE: 2}
+
+
+def test_names_respects_acronyms_and_values_of_no_content_words() -> None:
+    assert names("US", "Storms hit the US in 2022.")
+    assert not names("US", "It told us that sales grew.")
+    assert names("Other", "Other events followed.")
+    assert not names("Other", "Events followed.")
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "backed"),
+    [
+        ("The company reported a profit.", "the company reported a profit", True),
+        ("The company reported no profit.", "the company reported a profit", False),
+        ("The team won the final.", "the team did not win the final", False),
+        ("The team didn't win.", "the team did not win the final", True),
+    ],
+)
+def test_a_claim_carries_the_negation_of_its_evidence(
+    claim: str, evidence: str, backed: bool
+) -> None:
+    assert supports(claim, evidence) == backed
 
 
 def test_a_finding_for_no_value_is_kept_as_evidence(freshwiki_kb: str) -> None:
