@@ -48,19 +48,26 @@ def test_extractive_subagents_of_a_round_overlap(
     assert overlap(first_round)
 
 
-def test_llm_subagents_of_a_round_overlap(
-    fake_models: Callable[[BaseChatModel], str], creative_kb: str
-) -> None:
+def slow_narrow_run(
+    fake_models: Callable[[BaseChatModel], str], kb: str, **settings: Any
+) -> tuple[list[TaskResult], FakeResearcher]:
+    """The narrow creative plan once, its subagents' first turn taking 0.2 s."""
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, "Summary [1]."))
     slow = FakeResearcher(delay=0.2)
     context = Context(
         lead_model=lead,
         subagent_model=fake_models(slow),
-        kb_path=creative_kb,
+        kb_path=kb,
         max_rounds=0,
+        **settings,
     )
-    state = research(QUESTION, context)
-    results = list(state["results"].values())
+    return list(research(QUESTION, context)["results"].values()), slow
+
+
+def test_llm_subagents_of_a_round_overlap(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    results, slow = slow_narrow_run(fake_models, creative_kb)
     assert len(results) == 3
     assert slow.peak == 3
     assert overlap(results)
@@ -69,15 +76,6 @@ def test_llm_subagents_of_a_round_overlap(
 def test_max_parallel_in_the_context_caps_a_run(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
-    lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, "Summary [1]."))
-    slow = FakeResearcher(delay=0.2)
-    context = Context(
-        lead_model=lead,
-        subagent_model=fake_models(slow),
-        kb_path=creative_kb,
-        max_rounds=0,
-        max_parallel=2,
-    )
-    state = research(QUESTION, context)
-    assert len(state["results"]) == 3
+    results, slow = slow_narrow_run(fake_models, creative_kb, max_parallel=2)
+    assert len(results) == 3
     assert slow.peak == 2
