@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any, TypeVar
 
 from runtime.models import ModelSettings, Protocol, Role, resolve_spec
+from runtime.paths import allowed
 
 T = TypeVar("T", int, float, str)
 PROTOCOLS = ("auto", "tools", "json")
@@ -19,10 +19,7 @@ class ConfigError(ValueError):
 
 
 KB_DIRS_ENV = "DELEGATOR_KB_DIRS"
-"""Folders (separated by the OS path separator) a `kb_path` must lie in, if set.
-
-A server sets it, so that a caller cannot open, or learn of, any other file.
-"""
+"""Folders a `kb_path` must lie in, if set (see `runtime.paths`)."""
 _KINDS: dict[object, tuple[type, str]] = {
     "int": (int, "whole number"),
     "float": (float, "number"),
@@ -49,11 +46,7 @@ def check_kb_path(kb_path: str) -> None:
     The path is judged before anything looks at the file, so a refusal says
     nothing about whether it exists.
     """
-    allowed = [d for d in os.environ.get(KB_DIRS_ENV, "").split(os.pathsep) if d]
-    if not kb_path or not allowed:
-        return
-    target = Path(kb_path).expanduser().resolve()
-    if not any(target.is_relative_to(Path(d).expanduser().resolve()) for d in allowed):
+    if kb_path and not allowed(kb_path, KB_DIRS_ENV):
         raise ConfigError("kb_path is outside the folders this server allows")
 
 

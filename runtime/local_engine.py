@@ -22,6 +22,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from runtime.paths import allowed
+
 GGUF_MAGIC = b"GGUF"
 READY_TIMEOUT_S = 120.0
 DRAIN_TIMEOUT_S = 60.0
@@ -31,9 +33,21 @@ class LocalModelError(ValueError):
     """A `local:` model that cannot run: a missing or invalid file, no engine."""
 
 
-@functools.lru_cache(maxsize=32)
+MODEL_DIRS_ENV = "DELEGATOR_MODEL_DIRS"
+"""Folders a `local:` model file must lie in, if set (see `runtime.paths`)."""
+
+
 def check_gguf(path: str) -> Path:
-    """The model file, resolved, if it exists and is a GGUF file (checked once)."""
+    """The model file, resolved, if it is allowed, exists and is a GGUF file."""
+    if not allowed(path, MODEL_DIRS_ENV):
+        raise LocalModelError(
+            "the model file is outside the folders this server allows"
+        )
+    return _gguf(path)
+
+
+@functools.lru_cache(maxsize=32)
+def _gguf(path: str) -> Path:
     file = Path(path).expanduser()
     if not file.is_file():
         raise LocalModelError(f"no model file at {file}")

@@ -12,6 +12,7 @@ import pytest
 from cli import exits
 from cli.main import main
 from runtime.context import ConfigError, Context
+from runtime.local_engine import LocalModelError
 from state.question import QuestionError, check_question
 from tests.openai_replay import ReplayServer, Reply, by_role
 
@@ -162,3 +163,14 @@ def test_a_bad_request_rate_is_bad_input(
     args[args.index("--lead-model") + 1] = "openai:rate"
     assert main(args) == exits.BAD_INPUT
     assert "not a positive number" in one_error_line(capsys.readouterr().err)
+
+
+def test_local_model_files_are_limited_to_the_allowed_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELEGATOR_MODEL_DIRS", str(tmp_path))
+    with pytest.raises(LocalModelError, match="outside the folders") as err:
+        Context(subagent_model="local:/etc/passwd")
+    assert "exist" not in str(err.value) and "GGUF" not in str(err.value)
+    with pytest.raises(LocalModelError, match="no model file"):
+        Context(subagent_model=f"local:{tmp_path / 'absent.gguf'}")
