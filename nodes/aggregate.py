@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from runtime.context import Context
+from state.circuit import breakers_after
 from state.findings import Finding
 from state.graph import ResearchState
 
 
-def aggregate(state: ResearchState) -> ResearchState:
+def aggregate(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     """Collect the findings of all results; one finding per cited span.
 
-    A span found for two facets keeps both facets and all their values.
+    A span found for two facets keeps both facets and all their values. Each
+    agent's circuit breaker is brought up to date with the results.
     """
     by_span: dict[tuple[str, str, str], Finding] = {}
     results = sorted(
@@ -30,4 +35,5 @@ def aggregate(state: ResearchState) -> ResearchState:
                     "confidence": max(seen.confidence, finding.confidence),
                 }
             )
-    return {"findings": list(by_span.values())}
+    breakers = breakers_after(results, runtime.context.breaker_threshold)
+    return {"findings": list(by_span.values()), "breakers": breakers}

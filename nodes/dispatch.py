@@ -77,6 +77,9 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         "coverage": Overwrite([]),
         "events": Overwrite([event]),
         "lead_usage": Overwrite(planned.usage),
+        "breakers": {},
+        "blocked": {},
+        "budget_granted": 0,
         "report": None,
     }
     if plan.direct_answer:
@@ -90,7 +93,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
             question=question,
             trace_id=trace_id,
             round_no=0,
-            timeout_s=ctx.task_timeout_s,
+            **ctx.task_limits(),
         )
         for facet in plan.facets[: ctx.max_subagents]
     ]

@@ -1,4 +1,10 @@
-"""gap_check: coverage by code, an independent enumeration, and what to re-send."""
+"""gap_check: coverage by code, an independent enumeration, and what to re-send.
+
+Gaps go to each facet's agent, or to its fallback while the agent's circuit is
+open. When the run's token budget is spent with values still uncovered, the
+coordinator escalates like a branch does: a person may grant another budget's
+worth (retry, or a hint for the next tasks) or let it write its report.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +12,27 @@ import asyncio
 import time
 from collections import Counter
 
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
+from langgraph.types import interrupt
 
 from roles.enumerate import enumerators
 from runtime.context import Context
+from runtime.durable import can_pause, durable
 from runtime.kb import knowledge_base
 from runtime.models import load_chat_model
 from runtime.reliability import describe, settle
 from runtime.telemetry import emit
+from state.agents import AgentManifest
+from state.circuit import Breaker
 from state.coverage import RoundCoverage
 from state.events import Event
 from state.findings import Finding
 from state.graph import ResearchState
+from state.handoff import Decision, DecisionError, HandoffSummary, read_decision
 from state.plan import CoveragePlan
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
+from subagents.registry import load_registry
 
 MAX_ATTEMPTS_PER_VALUE = 2
 """Tasks a value may be sent in before it is left uncovered."""
@@ -31,14 +43,16 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
 
     The enumerations run after a direct answer too: values they find turn it
     into a delegated plan. Delegation stops (no pending tasks) when every value
-    is covered, after `max_rounds` re-delegations, when a round added no
-    verified finding, when the run's deadline has passed, or when every
-    uncovered value was tried as often as allowed; the reason is recorded.
+    is covered, when a person aborted the run, after `max_rounds`
+    re-delegations, when a round added no verified finding, when the run's
+    deadline has passed or its token budget is spent, or when no uncovered
+    value can be sent (tried as often as allowed, or no agent in service); the
+    reason is recorded.
     """
     ctx = runtime.context
     plan, round_no = state["plan"], state.get("round", 0)
     findings = state.get("findings", [])
-    plan, new_values, usage, events = await find_new_values(plan, findings, ctx)
+    plan, new_values, usage, events = await enumerated(plan, findings)
     history = state.get("coverage", [])
     coverage = RoundCoverage.measure(
         plan.values,
@@ -49,17 +63,43 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         previous=history[-1] if history else None,
     )
     remaining = ctx.run_timeout_s - (time.time() - state.get("started_at", time.time()))
-    tasks = next_tasks(
+    results = list(state.get("results", {}).values())
+    agents = await asyncio.to_thread(load_registry)
+    tasks, blocked = next_tasks(
         plan,
-        list(state.get("results", {}).values()),
+        results,
         findings,
         coverage.uncovered,
         trace_id=state["trace_id"],
         round_no=round_no + 1,
         ctx=ctx,
-        timeout_s=min(ctx.task_timeout_s, max(remaining, 0.0)),
+        routes=routes(agents, state.get("breakers", {})),
+        remaining_s=remaining,
     )
-    stopped = stop_reason(coverage, tasks, round_no, ctx.max_rounds, remaining)
+    aborted = any(r.escalation == "abort" for r in results)
+    stopped = (
+        "a person aborted the run"
+        if aborted
+        else stop_reason(coverage, tasks, round_no, ctx.max_rounds, remaining, blocked)
+    )
+    granted = state.get("budget_granted", 0)
+    spent = spent_tokens(state) + usage.tokens
+    budget = ctx.run_token_budget + granted
+    if stopped is None and ctx.run_token_budget and spent >= budget:
+        decision = decide_on_budget(state, coverage, spent, budget, ctx, runtime)
+        events.append(
+            emit(
+                "ESCALATE",
+                stage="budget",
+                reason=f"run budget spent: {spent} of {budget} tokens",
+                decision=decision.action,
+            )
+        )
+        if decision.action in ("retry", "hint"):
+            granted += ctx.run_token_budget
+            tasks = [hinted(t, decision.hint) for t in tasks]
+        else:
+            stopped = f"the run's token budget was spent ({spent} of {budget} tokens)"
     if stopped:
         tasks = []
     coverage = coverage.model_copy(update={"stopped": stopped})
@@ -74,6 +114,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         redelegate=len(tasks),
         added=", ".join(new_values) or None,
         stopped=stopped,
+        tokens=spent,
     )
     update: ResearchState = {
         "plan": plan,
@@ -81,10 +122,98 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         "pending": tasks,
         "events": [*events, event],
         "lead_usage": usage,
+        "blocked": blocked,
+        "budget_granted": granted,
     }
     if tasks:
         update["round"] = round_no + 1
     return update
+
+
+def spent_tokens(state: ResearchState) -> int:
+    """Tokens the run has spent so far: the lead's and every task's."""
+    results = state.get("results", {}).values()
+    return state.get("lead_usage", Usage()).tokens + sum(r.tokens for r in results)
+
+
+def decide_on_budget(
+    state: ResearchState,
+    coverage: RoundCoverage,
+    spent: int,
+    budget: int,
+    ctx: Context,
+    runtime: Runtime[Context],
+) -> Decision:
+    """Ask a person whether to go on past the spent budget; skip if none can."""
+    if ctx.on_escalation != "interrupt" or not can_pause(runtime):
+        return Decision(action="skip")
+    handoff = HandoffSummary(
+        reason=f"the run's token budget is spent ({spent} of {budget} tokens) "
+        f"with {len(coverage.uncovered)} value(s) uncovered",
+        urgency="run",
+        question=state["question"],
+        facet="values still uncovered",
+        values=coverage.uncovered,
+        attempted=tuple(
+            f"round {c.round}: {len(c.covered)} value(s) covered"
+            for c in state.get("coverage", [])
+        ),
+        errors=tuple(
+            e for r in state.get("results", {}).values() for e in r.errors[:1]
+        )[-5:],
+        recommended_action="skip",
+        options=("retry", "skip", "hint"),
+    )
+    shown = handoff
+    while True:
+        try:
+            decision = read_decision(interrupt(shown.model_dump(mode="json")))
+        except DecisionError as err:
+            shown = handoff.model_copy(update={"problem": str(err)})
+            continue
+        return decision if decision.action != "abort" else Decision(action="skip")
+
+
+def hinted(task: TaskDefinition, hint: str) -> TaskDefinition:
+    """The task with a person's hint added to its brief, if any."""
+    if not hint:
+        return task
+    return task.model_copy(
+        update={"earlier": (*task.earlier, f"A person's hint: {hint}")}
+    )
+
+
+Route = tuple[str | None, str]
+"""The agent to send a facet's task to (None: none in service), and why."""
+
+
+def routes(
+    agents: dict[str, AgentManifest], breakers: dict[str, Breaker]
+) -> dict[str, Route]:
+    """Where each agent's tasks go: to it, or to its fallback while it is open."""
+
+    def closed(agent_id: str) -> bool:
+        return not breakers.get(agent_id, Breaker()).open
+
+    table: dict[str, Route] = {}
+    for agent_id, manifest in agents.items():
+        if closed(agent_id):
+            table[agent_id] = (agent_id, "")
+            continue
+        fallback = manifest.fallback
+        failures = breakers[agent_id].failures
+        if fallback is not None and closed(fallback):
+            table[agent_id] = (
+                fallback,
+                f"{agent_id}'s circuit is open ({failures} failures in a row)",
+            )
+        else:
+            table[agent_id] = (
+                None,
+                f"{agent_id}'s circuit is open ({failures} failures in a row) and "
+                "no fallback agent is in service",
+            )
+    return table
 
 
 def stop_reason(
@@ -93,6 +222,7 @@ def stop_reason(
     round_no: int,
     max_rounds: int,
     remaining_s: float,
+    blocked: dict[str, str],
 ) -> str | None:
     """Why delegation ends after this round, or None if the gaps go out again."""
     if not coverage.uncovered:
@@ -103,9 +233,22 @@ def stop_reason(
         return "the last round added no verified finding"
     if remaining_s <= 0:
         return "the run's deadline passed"
+    if not tasks and blocked:
+        return "no agent in service could take the uncovered values"
     if not tasks:
         return f"every uncovered value was sent out {MAX_ATTEMPTS_PER_VALUE} times"
     return None
+
+
+async def enumerate_in_context(
+    plan: CoveragePlan, findings: list[Finding]
+) -> tuple[CoveragePlan, list[str], Usage, list[Event]]:
+    """`find_new_values` with the run's context."""
+    return await find_new_values(plan, findings, get_runtime(Context).context)
+
+
+enumerated = durable(enumerate_in_context, name="enumerate")
+"""The enumerations as a LangGraph task: a resumed gap_check replays them."""
 
 
 async def find_new_values(
@@ -147,12 +290,15 @@ def next_tasks(
     trace_id: str,
     round_no: int,
     ctx: Context,
-    timeout_s: float,
-) -> list[TaskDefinition]:
+    routes: dict[str, Route],
+    remaining_s: float,
+) -> tuple[list[TaskDefinition], dict[str, str]]:
     """One task per facet for its uncovered values not yet tried too often.
 
-    Each carries the sources already cited and what earlier attempts at its
-    values found or why they failed.
+    Each goes to its facet's agent or that agent's fallback, and carries the
+    sources already cited and what earlier attempts at its values found or why
+    they failed. Returns the tasks, and the values no agent in service could
+    take, with the reason.
     """
     attempts = Counter(v for r in results for v in r.values)
     by_facet: dict[str, list[str]] = {}
@@ -166,19 +312,29 @@ def next_tasks(
     never_tried_first = sorted(
         by_facet.items(), key=lambda item: min(attempts[v] for v in item[1])
     )
-    return [
-        TaskDefinition.for_facet(
-            facets[facet_id],
-            question=plan.question,
-            trace_id=trace_id,
-            round_no=round_no,
-            timeout_s=timeout_s,
-            values=tuple(values),
-            cited=cited,
-            earlier=tuple(e for v in values if (e := earlier_attempt(v, results))),
+    failures = Counter(r.facet_id for r in results if r.status == "failed")
+    tasks, blocked = [], {}
+    for facet_id, values in never_tried_first:
+        facet = facets[facet_id]
+        agent_id, why = routes.get(facet.agent_id, (facet.agent_id, ""))
+        if agent_id is None:
+            blocked.update(dict.fromkeys(values, why))
+            continue
+        tasks.append(
+            TaskDefinition.for_facet(
+                facet,
+                question=plan.question,
+                trace_id=trace_id,
+                round_no=round_no,
+                values=tuple(values),
+                cited=cited,
+                earlier=tuple(e for v in values if (e := earlier_attempt(v, results))),
+                agent_id=agent_id,
+                failures=failures[facet_id],
+                **ctx.task_limits(remaining_s),
+            )
         )
-        for facet_id, values in never_tried_first
-    ][: ctx.max_subagents]
+    return tasks[: ctx.max_subagents], blocked
 
 
 def earlier_attempt(value: str, results: list[TaskResult]) -> str | None:

@@ -1,48 +1,90 @@
-"""subagent: run one task in its agent's isolated subgraph; return only a result."""
+"""subagent: run one task in its agent's isolated subgraph; return only a result.
+
+A task that fails once too often for its facet escalates inside its own branch:
+`interrupt()` with a HandoffSummary while its sibling branches finish. The
+person's decision runs it once more (retry, or a hint added to its brief),
+leaves it failed (skip), or also stops the run (abort). With
+`on_escalation="skip"`, or no checkpointer to pause on, it is skipped.
+"""
 
 from __future__ import annotations
 
-import asyncio
-
 from langgraph.runtime import Runtime
+from langgraph.types import interrupt
 
 from runtime.context import Context
-from runtime.models import parallel_limit
-from runtime.slots import run_slot
+from runtime.durable import can_pause
 from runtime.telemetry import emit
+from state.events import Event
 from state.graph import ResearchState, SubagentInput
-from subagents.registry import load_registry
-from subagents.run import compiled_subagent, run_task
+from state.handoff import Action, Decision, DecisionError, HandoffSummary, read_decision
+from state.tasks import TaskDefinition, TaskResult
+from subagents.run import settled_task
 
 
 async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchState:
-    """Run the task's subagent within the run's parallel cap; record the result.
-
-    Configuration errors (an undefined agent, an unknown model spec) propagate:
-    no retry or other task would mend them.
-    """
+    """Run the task (its attempts replayed on resume); escalate if it must."""
     ctx, task = runtime.context, state["task"]
-    manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
-    graph = await asyncio.to_thread(
-        compiled_subagent,
-        manifest,
-        ctx.model(manifest.model),
-        ctx.kb_path,
-        ctx.findings_per_value,
+    events = [delegated(task)]
+    result = await settled_task(task)
+    events += outcome(task, result)
+    if result.status == "failed" and task.failures + 1 >= ctx.escalate_after:
+        handoff = handoff_for(task, result)
+        pausable = can_pause(runtime)
+        if ctx.on_escalation == "interrupt" and pausable:
+            decision = ask_person(handoff)
+        else:
+            decision = Decision(action="skip")
+        events.append(
+            emit(
+                "ESCALATE",
+                task_id=task.task_id,
+                agent=task.agent_id,
+                reason=handoff.reason,
+                decision=decision.action,
+                asked=ctx.on_escalation == "interrupt" and pausable,
+            )
+        )
+        if decision.action in ("retry", "hint"):
+            again = with_hint(task, decision.hint)
+            events.append(delegated(again))
+            result = await settled_task(again)
+            events += outcome(again, result)
+        else:
+            note = "a person aborted the run" if decision.action == "abort" else None
+            result = result.model_copy(
+                update={"errors": (*result.errors, note or "escalated and skipped")}
+            )
+        result = result.model_copy(update={"escalation": decision.action})
+    return {"results": {task.task_id: result}, "events": events}
+
+
+def delegated(task: TaskDefinition) -> Event:
+    """The DELEGATE event of a task."""
+    return emit(
+        "DELEGATE",
+        task_id=task.task_id,
+        agent=task.agent_id,
+        objective=task.brief,
+        timeout=task.timeout_s,
+        attempts=task.max_attempts,
+        round=task.round,
+        values=", ".join(task.values),
     )
-    limit = parallel_limit(ctx.model(manifest.model)) or ctx.max_parallel
-    async with run_slot(task.trace_id, min(ctx.max_parallel, limit)):
-        delegate = emit(
-            "DELEGATE",
+
+
+def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
+    """A RETRY event per retry the task took, then its RESULT event."""
+    retries = [
+        emit(
+            "RETRY",
             task_id=task.task_id,
             agent=task.agent_id,
-            objective=task.brief,
-            timeout=min(task.timeout_s, manifest.timeout_s),
-            round=task.round,
-            values=", ".join(task.values),
-            version=manifest.version,
+            attempt=number,
+            of=task.max_attempts,
         )
-        result = await run_task(task, manifest, graph)
+        for number in range(2, result.attempts + 1)
+    ]
     done = emit(
         "RESULT",
         task_id=task.task_id,
@@ -51,7 +93,54 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
         exec=f"{result.execution_time_s:.1f}s",
         confidence=result.confidence,
         findings=len(result.findings),
+        attempts=result.attempts,
+        tokens=result.tokens,
         round=task.round,
         error=result.errors[0] if result.errors else None,
     )
-    return {"results": {task.task_id: result}, "events": [delegate, done]}
+    return [*retries, done]
+
+
+def handoff_for(task: TaskDefinition, result: TaskResult) -> HandoffSummary:
+    """What a person is shown about a failed task."""
+    why = result.errors[0] if result.errors else "no reason given"
+    recommended: Action = (
+        "retry"
+        if result.failure in ("timeout", "unreachable")
+        else "hint"
+        if result.failure == "invalid output"
+        else "skip"
+    )
+    return HandoffSummary(
+        reason=f"{task.agent_id} failed {task.failures + 1} task(s) on facet "
+        f"{task.facet_id}: {why}",
+        question=task.question,
+        task_id=task.task_id,
+        agent=task.agent_id,
+        facet=task.brief,
+        values=task.values,
+        attempted=(
+            *task.earlier,
+            f"round {task.round}: {result.attempts} attempt(s) by {task.agent_id}",
+        ),
+        errors=result.errors,
+        partial_findings=tuple(f.claim for f in result.findings),
+        recommended_action=recommended,
+    )
+
+
+def ask_person(handoff: HandoffSummary) -> Decision:
+    """Pause the branch until a person decides; ask again until it is a decision."""
+    shown = handoff
+    while True:
+        answer = interrupt(shown.model_dump(mode="json"))
+        try:
+            return read_decision(answer)
+        except DecisionError as err:
+            shown = handoff.model_copy(update={"problem": str(err)})
+
+
+def with_hint(task: TaskDefinition, hint: str) -> TaskDefinition:
+    """The task once more, one failure further, with a person's hint if any."""
+    earlier = (*task.earlier, f"A person's hint: {hint}") if hint else task.earlier
+    return task.model_copy(update={"earlier": earlier, "failures": task.failures + 1})

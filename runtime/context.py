@@ -7,11 +7,14 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from runtime.models import ModelSettings, Protocol, Role, resolve_spec
+from runtime.models import EXTRACTIVE, ModelSettings, Protocol, Role, resolve_spec
 from runtime.paths import allowed
+from state.agents import AgentModel
+from state.budget import Budget
 
 T = TypeVar("T", int, float, str)
 PROTOCOLS = ("auto", "tools", "json")
+ESCALATIONS = ("interrupt", "skip")
 
 
 class ConfigError(ValueError):
@@ -122,7 +125,56 @@ class Context:
         "findings_per_value", 3, "Findings an extractive subagent cuts per value."
     )
     task_timeout_s: float = setting(
-        "task_timeout_s", 120.0, "Seconds a subagent task may run before it fails."
+        "task_timeout_s", 120.0, "Seconds one attempt at a subagent task may run."
+    )
+    task_idle_timeout_s: float = setting(
+        "task_idle_timeout_s",
+        180.0,
+        "Seconds an attempt may go without a model or tool call before it fails.",
+    )
+    task_attempts: int = setting(
+        "task_attempts",
+        3,
+        "Attempts per task, the first included; only transient errors (timeouts, "
+        "rate limits, connection errors, 5xx) are retried.",
+    )
+    retry_backoff_s: float = setting(
+        "retry_backoff_s",
+        1.0,
+        "Wait before the first retry; it doubles each retry, plus up to 1s jitter.",
+    )
+    task_token_budget: int = setting(
+        "task_token_budget",
+        0,
+        "Model tokens one subagent task may spend (it wraps up near it); 0: no limit.",
+    )
+    task_tool_calls: int = setting(
+        "task_tool_calls",
+        0,
+        "Tool calls one subagent task may make (it wraps up near it); 0: no limit.",
+    )
+    run_token_budget: int = setting(
+        "run_token_budget",
+        0,
+        "Model tokens the whole run may spend before it stops re-delegating; "
+        "0: no limit.",
+    )
+    breaker_threshold: int = setting(
+        "breaker_threshold",
+        3,
+        "Consecutive failed tasks that open an agent's circuit: its tasks go to "
+        "its fallback agent, or stay uncovered.",
+    )
+    on_escalation: str = setting(
+        "on_escalation",
+        "interrupt",
+        "What a branch or run that cannot go on does: 'interrupt' pauses it for "
+        "a person (with a checkpointer), 'skip' records the failure and goes on.",
+    )
+    escalate_after: int = setting(
+        "escalate_after",
+        2,
+        "Failed tasks of one facet after which its branch escalates.",
     )
     run_timeout_s: float = setting(
         "run_timeout_s",
@@ -163,26 +215,63 @@ class Context:
             "max_parallel",
             "min_findings_per_value",
             "findings_per_value",
+            "task_attempts",
+            "breaker_threshold",
+            "escalate_after",
         ):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
-        if self.max_rounds < 0:
-            raise ConfigError("max_rounds must be 0 or more")
+        for name in (
+            "max_rounds",
+            "task_token_budget",
+            "task_tool_calls",
+            "run_token_budget",
+        ):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be 0 or more")
+        if self.retry_backoff_s < 0:
+            raise ConfigError("retry_backoff_s must be 0 or more")
         timeouts = (
             self.task_timeout_s,
             self.lead_timeout_s,
             self.run_timeout_s,
             self.request_timeout_s,
+            self.task_idle_timeout_s,
         )
         if min(timeouts) <= 0:
             raise ConfigError("timeouts must be positive")
         resolve_spec(self.lead_model)
         resolve_spec(self.subagent_model)
+        if self.on_escalation not in ESCALATIONS:
+            raise ConfigError(
+                f"on_escalation must be one of {', '.join(ESCALATIONS)}, "
+                f"not {self.on_escalation!r}"
+            )
         if self.subagent_protocol not in PROTOCOLS:
             raise ConfigError(
                 f"subagent_protocol must be one of {', '.join(PROTOCOLS)}, "
                 f"not {self.subagent_protocol!r}"
             )
+
+    def task_limits(self, remaining_s: float | None = None) -> dict[str, Any]:
+        """A task's time limits, attempts and budget; `remaining_s` of the run."""
+        timeout = self.task_timeout_s
+        if remaining_s is not None:
+            timeout = max(min(timeout, remaining_s), 1.0)
+        return {
+            "timeout_s": timeout,
+            "idle_timeout_s": self.task_idle_timeout_s,
+            "max_attempts": self.task_attempts,
+            "budget": Budget(
+                tokens=self.task_token_budget, tool_calls=self.task_tool_calls
+            ),
+        }
+
+    def agent_model(self, model: AgentModel) -> ModelSettings:
+        """The model settings an agent runs on: its role's, or none at all."""
+        if model == "extractive":
+            return ModelSettings(spec=EXTRACTIVE, role="subagent")
+        return self.model(model)
 
     def model(self, role: Role) -> ModelSettings:
         """The model settings of a role."""

@@ -6,8 +6,10 @@ import re
 from collections.abc import Awaitable
 from typing import TypeVar
 
+import httpx
 import openai
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, NodeTimeoutError
+from langgraph.types import RetryPolicy
 
 from state.tasks import FailureKind
 
@@ -53,10 +55,54 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
+TIMEOUTS = (TimeoutError, NodeTimeoutError, openai.APITimeoutError)
+UNREACHABLE = (ConnectionError, openai.APIConnectionError, httpx.TransportError)
+MAX_BACKOFF_S = 30.0
+
+
 def failure_kind(error: BaseException) -> FailureKind:
-    """Classify a task's failure."""
-    if isinstance(error, TimeoutError | openai.APITimeoutError):
+    """Classify a task's failure (an error raised from another, by its cause)."""
+    if error.__cause__ is not None and not isinstance(error, TIMEOUTS + UNREACHABLE):
+        return failure_kind(error.__cause__)
+    if isinstance(error, TIMEOUTS):
         return "timeout"
-    if isinstance(error, ConnectionError | openai.APIConnectionError):
+    if isinstance(error, UNREACHABLE):
         return "unreachable"
+    status = _status(error)
+    if status is not None and 400 <= status < 500 and status != 429:
+        return "rejected"
     return "error"
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether trying again may help: timeouts, lost connections, 429 and 5xx.
+
+    Anything else (a 4xx, output that never validated, a bug) fails at once.
+    An error raised from another is judged by its cause.
+    """
+    if error.__cause__ is not None:
+        return is_transient(error.__cause__)
+    if isinstance(error, TIMEOUTS + UNREACHABLE):
+        return True
+    status = _status(error)
+    return status is not None and (status == 429 or status >= 500)
+
+
+def _status(error: BaseException) -> int | None:
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code
+    if isinstance(error, httpx.HTTPStatusError):
+        return error.response.status_code
+    return None
+
+
+def retry_policy(max_attempts: int, backoff_s: float) -> RetryPolicy:
+    """Retries of transient errors, with exponential backoff and jitter."""
+    return RetryPolicy(
+        initial_interval=backoff_s,
+        backoff_factor=2.0,
+        max_interval=MAX_BACKOFF_S,
+        max_attempts=max_attempts,
+        jitter=True,
+        retry_on=is_transient,
+    )

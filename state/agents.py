@@ -6,6 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from state.budget import Budget
+
+AgentModel = Literal["subagent", "lead", "extractive"]
+"""Whose model an agent runs on; 'extractive' runs by rule, with no model."""
+
 
 class AgentManifest(BaseModel):
     """A validated subagent definition."""
@@ -17,9 +22,14 @@ class AgentManifest(BaseModel):
     description: str = Field(min_length=1)
     tools: tuple[str, ...] = Field(min_length=1)
     disallowed_tools: tuple[str, ...] = ()
-    model: Literal["subagent", "lead"] = "subagent"
+    model: AgentModel = "subagent"
     max_turns: int = Field(default=6, ge=1, le=50)
     timeout_s: float = Field(default=60.0, gt=0)
+    budget: Budget = Budget()
+    fallback: str | None = Field(
+        default=None,
+        description="The agent that takes its tasks while its circuit is open.",
+    )
     system_prompt: str = Field(min_length=1)
 
     @property

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from typing_extensions import TypedDict
 
+from state.circuit import Breaker
 from state.coverage import RoundCoverage
 from state.events import Event
 from state.findings import Finding
@@ -45,9 +46,12 @@ class ResearchState(TypedDict, total=False):
             the verified ones.
         dropped: How many findings failed verification, by reason.
         coverage: One RoundCoverage per round, in order.
-        events: DELEGATE/RESULT/COVERAGE events, appended by the nodes that
-            emit them (dispatch, subagent, gap_check).
+        events: Protocol events (DELEGATE, RESULT, RETRY, ESCALATE, COVERAGE),
+            appended by the nodes that emit them.
         lead_usage: What the lead model's calls cost (plan, enumerate, write).
+        breakers: Each agent's circuit breaker, after the results so far.
+        blocked: Uncovered values no agent could take, with the reason.
+        budget_granted: Tokens a person added to the run's budget.
         report: The final report; None until write runs.
     """
 
@@ -63,6 +67,9 @@ class ResearchState(TypedDict, total=False):
     coverage: Annotated[list[RoundCoverage], operator.add]
     events: Annotated[list[Event], operator.add]
     lead_usage: Annotated[Usage, operator.add]
+    breakers: dict[str, Breaker]
+    blocked: dict[str, str]
+    budget_granted: int
     report: Report | None
 
 

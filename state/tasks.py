@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from state.budget import Budget
 from state.findings import Finding, Source
 from state.plan import Facet
 from state.usage import Usage
@@ -43,7 +44,22 @@ class TaskDefinition(BaseModel):
         default=(),
         description="What earlier attempts at these values found, or why they failed.",
     )
-    timeout_s: float = 60.0
+    timeout_s: float = Field(default=60.0, gt=0, description="Seconds per attempt.")
+    idle_timeout_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Seconds an attempt may go without a model or tool call; 0 for "
+        "no limit.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        description="Attempts, the first included; only transient errors are retried.",
+    )
+    budget: Budget = Budget()
+    failures: int = Field(
+        default=0, ge=0, description="Earlier tasks of this facet that failed."
+    )
     round: int = 0
 
     @classmethod
@@ -54,16 +70,20 @@ class TaskDefinition(BaseModel):
         question: str,
         trace_id: str,
         round_no: int,
-        timeout_s: float,
         values: tuple[str, ...] | None = None,
         cited: tuple[Source, ...] = (),
         earlier: tuple[str, ...] = (),
+        **limits: Any,
     ) -> TaskDefinition:
-        """The task that sends `facet` (or some of its values) out in a round."""
+        """The task that sends `facet` (or some of its values) out in a round.
+
+        `limits` are the task's timeouts, attempts, budget and agent_id, when
+        not the facet's.
+        """
         return cls(
             task_id=task_id_for(trace_id, round_no, facet.id),
             trace_id=trace_id,
-            agent_id=facet.agent_id,
+            agent_id=limits.pop("agent_id", facet.agent_id),
             facet_id=facet.id,
             question=question,
             brief=facet.brief,
@@ -71,15 +91,18 @@ class TaskDefinition(BaseModel):
             acceptance=facet.acceptance,
             cited=cited,
             earlier=earlier,
-            timeout_s=timeout_s,
             round=round_no,
+            **limits,
         )
 
 
 TaskStatus = Literal["success", "partial", "failed"]
-FailureKind = Literal["timeout", "unreachable", "invalid output", "error"]
+FailureKind = Literal[
+    "timeout", "unreachable", "invalid output", "rejected", "skipped", "error"
+]
 """Why a task failed: out of time, its model endpoint unreachable, its output
-never valid, or any other error."""
+never valid, refused by its endpoint (a 4xx), skipped by a person, or any other
+error."""
 
 
 class TaskResult(BaseModel):
@@ -106,6 +129,10 @@ class TaskResult(BaseModel):
     failure: FailureKind | None = Field(
         default=None, description="Why a failed task failed."
     )
+    attempts: int = Field(default=1, ge=1, description="Attempts it took.")
+    escalation: Literal["retry", "hint", "skip", "abort"] | None = Field(
+        default=None, description="What a person (or the skip rule) decided for it."
+    )
 
     @classmethod
     def of(
@@ -119,6 +146,7 @@ class TaskResult(BaseModel):
         usage: Usage | None = None,
         steps: int = 0,
         failure: FailureKind | None = None,
+        attempts: int = 1,
     ) -> TaskResult:
         """The result of `task`: failed, a success or partial.
 
@@ -144,4 +172,5 @@ class TaskResult(BaseModel):
             context_tokens=usage.context if usage else 0,
             steps=steps,
             failure=failure,
+            attempts=attempts,
         )

@@ -129,16 +129,18 @@ def answer_output(
     kb: KnowledgeBase,
     *,
     steps: int,
+    note: str | None = None,
 ) -> dict[str, object]:
     """A subagent's output from its answer: the findings that pass the checks.
 
     An answer whose every finding is refused (invented passages, values not
-    asked for) failed: its output never held one valid finding.
+    asked for) failed: its output never held one valid finding. A `note` (why
+    it finished early) is kept with the errors.
     """
     findings, errors = check_answer(answer, task, kb)
     output: dict[str, object] = {
         "findings": findings,
-        "errors": errors,
+        "errors": [*errors, note] if note else errors,
         "steps": steps,
     }
     if answer.findings and not findings:

@@ -1,7 +1,8 @@
 """Extractive mode: a subagent calls the same tools by fixed rules, no model.
 
 For each value it searches, reads the passages that carry most of the
-question's and the value's words, and quotes their best sentences.
+question's and the value's words, and quotes their best sentences, until its
+budget of tool calls or time is nearly spent.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from runtime.kb import KnowledgeBase, terms
 from state.agents import AgentManifest
 from state.findings import Finding
 from state.tasks import TaskDefinition
+from subagents.budget import wrap_up_reason, wrapped_up
 from subagents.reading import best_sentences, idf_weights, quoted_findings
 from subagents.registry import DefinitionError
 from subagents.state import AgentInput, AgentOutput, AgentState
@@ -65,7 +67,12 @@ def build_extractive_agent(
         task = state["task"]
         log: list[AnyMessage] = []
         findings: list[Finding] = []
-        for value in task.values:
+        errors: list[str] = []
+        for at, value in enumerate(task.values):
+            if reason := wrap_up_reason(state, tool_calls=len(log) // 2):
+                left = ", ".join(task.values[at:])
+                errors.append(f"{wrapped_up(reason)}; not searched: {left}")
+                break
             weights = idf_weights(kb, [*terms(task.question), *terms(value)])
             hits = search(value, task, log)
             read = []
@@ -82,7 +89,7 @@ def build_extractive_agent(
         return {
             "messages": log,
             "findings": findings,
-            "errors": [],
+            "errors": errors,
             "steps": len(log),
         }
 

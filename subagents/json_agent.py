@@ -22,6 +22,7 @@ from runtime.kb import KnowledgeBase
 from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
+from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
 from subagents.contract import (
     MAX_FINDINGS,
     ClaimedFinding,
@@ -73,13 +74,19 @@ def build_json_agent(
     """A loop of JSON steps over the definition's allowed tools."""
     tools = {n: t for n, t in make_tools(kb).items() if n in manifest.allowed_tools}
 
+    def spent(state: AgentState) -> str | None:
+        tool_calls = sum(isinstance(m, AIMessage) for m in state["messages"])
+        return wrap_up_reason(state, tool_calls)
+
     async def step(
         state: AgentState,
     ) -> Command[Literal["step", "finish", "__end__"]]:
+        if spent(state) is not None:
+            return Command(goto="finish")
         messages = [*state["messages"], HumanMessage(STEP_PROMPT)]
         steps = len(state["messages"]) - 2
         try:
-            chosen, _ = await ainvoke_structured(model, messages, SubagentStep)
+            chosen, usage = await ainvoke_structured(model, messages, SubagentStep)
         except ModelOutputError as invalid:
             return Command(update=invalid_output(invalid, steps), goto="__end__")
         said = AIMessage(chosen.model_dump_json(exclude_defaults=True))
@@ -94,10 +101,9 @@ def build_json_agent(
             return Command(update=output, goto="__end__")
         result = await asyncio.to_thread(run_tool, chosen, state["task"])
         room_for_a_turn = state["remaining_steps"] > 2
-        goto: Literal["step", "finish"] = "step" if room_for_a_turn else "finish"
         return Command(
-            update={"messages": [said, HumanMessage(result)]},
-            goto=goto,
+            update={"messages": [said, HumanMessage(result)], "tokens": usage.tokens},
+            goto="step" if room_for_a_turn else "finish",
         )
 
     def run_tool(chosen: SubagentStep, task: TaskDefinition) -> str:
@@ -111,14 +117,17 @@ def build_json_agent(
         return f"Result of {chosen.action}:\n{output}"
 
     async def finish(state: AgentState) -> dict[str, object]:
-        messages = [*state["messages"], HumanMessage(FINISH_PROMPT)]
+        reason = spent(state)
+        finish = WRAP_UP_PROMPT.format(reason=reason) if reason else FINISH_PROMPT
+        messages = [*state["messages"], HumanMessage(finish)]
         steps = len(state["messages"]) - 2
         try:
             answer, _ = await ainvoke_structured(model, messages, SubagentAnswer)
         except ModelOutputError as invalid:
             return invalid_output(invalid, steps)
+        note = wrapped_up(reason) if reason else None
         return await asyncio.to_thread(
-            answer_output, answer, state["task"], kb, steps=steps
+            answer_output, answer, state["task"], kb, steps=steps, note=note
         )
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)

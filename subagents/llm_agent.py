@@ -3,6 +3,8 @@
 Tool calls a model writes as text instead of native `tool_calls` are
 recognised and run. A reply that is neither a tool call nor a valid answer gets
 one corrective turn; an answer that still does not validate fails the task.
+Near its budget, the subagent is asked to answer with what it has, and its
+findings are kept.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from typing import Literal
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -29,6 +37,8 @@ from runtime.structured import (
     parse,
 )
 from state.agents import AgentManifest
+from state.usage import Usage
+from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
 from subagents.contract import SubagentAnswer, answer_output, invalid_output
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
@@ -110,27 +120,40 @@ def build_llm_agent(
     names = [t.name for t in tools]
     agent_model = model.bind_tools(tools) if tools else model
 
+    def spent(state: AgentState) -> str | None:
+        tool_calls = sum(isinstance(m, ToolMessage) for m in state["messages"])
+        return wrap_up_reason(state, tool_calls)
+
     async def agent(state: AgentState) -> dict[str, object]:
         answer = await call_model(agent_model, state["messages"])
-        return {"messages": [with_text_tool_calls(answer, names)]}
+        return {
+            "messages": [with_text_tool_calls(answer, names)],
+            "tokens": Usage.of(answer).tokens,
+        }
 
     def after_agent(state: AgentState) -> Literal["tools", "answer"]:
         last = state["messages"][-1]
-        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "answer"
+        calls = isinstance(last, AIMessage) and last.tool_calls
+        return "tools" if calls and spent(state) is None else "answer"
 
     def after_tools(state: AgentState) -> Literal["agent", "answer"]:
         room_for_a_turn = state["remaining_steps"] > STEPS_PER_TURN + 1
-        return "agent" if room_for_a_turn else "answer"
+        return "agent" if room_for_a_turn and spent(state) is None else "answer"
 
     async def answer(state: AgentState) -> dict[str, object]:
-        """Check the final answer; ask once more if there is none or it is invalid."""
+        """Check the final answer; ask once more if there is none or it is invalid.
+
+        A subagent stopped by its budget is asked for what it has, and its
+        result says so.
+        """
         messages, steps = state["messages"], len(state["messages"]) - 2
-        last = messages[-1]
+        last, reason = messages[-1], spent(state)
+        finish = WRAP_UP_PROMPT.format(reason=reason) if reason else FINISH_PROMPT
         try:
             if isinstance(last, AIMessage) and not last.tool_calls:
                 given = parse(SubagentAnswer, last)
             else:
-                ask = [*messages, HumanMessage(FINISH_PROMPT)]
+                ask = [*messages, HumanMessage(finish)]
                 given, _ = await ainvoke_structured(model, ask, SubagentAnswer)
         except OutputParserException as err:
             correct = HumanMessage(
@@ -145,8 +168,9 @@ def build_llm_agent(
                 return invalid_output(invalid, steps)
         except ModelOutputError as invalid:
             return invalid_output(invalid, steps)
+        note = wrapped_up(reason) if reason else None
         return await asyncio.to_thread(
-            answer_output, given, state["task"], kb, steps=steps
+            answer_output, given, state["task"], kb, steps=steps, note=note
         )
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)

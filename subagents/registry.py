@@ -50,4 +50,12 @@ def load_registry(folder: Path = DEFINITIONS) -> dict[str, AgentManifest]:
         raise DefinitionError(f"{folder}: two definitions share an agent id")
     if not registry:
         raise DefinitionError(f"{folder}: no subagent definitions")
+    for manifest in manifests:
+        fallback = manifest.fallback
+        if fallback is not None and fallback not in registry:
+            raise DefinitionError(
+                f"{folder}: {manifest.agent_id}'s fallback {fallback!r} is not defined"
+            )
+        if fallback == manifest.agent_id:
+            raise DefinitionError(f"{folder}: {fallback} cannot be its own fallback")
     return registry

@@ -1,7 +1,13 @@
-"""Running one task: the agent's compiled subgraph for the mode, and its result.
+"""Running one task: the agent's compiled subgraph for the mode, attempt by attempt.
 
-A subagent that fails or times out gives a failed `TaskResult`, so one branch
-never sinks the run; LangGraph's control flow propagates.
+Each attempt is a LangGraph task: an idle timeout (`TimeoutPolicy`; every model
+and tool call is a heartbeat) and a wall-clock cap bound it, and a
+`RetryPolicy` retries it on transient errors only, with exponential backoff and
+jitter. The wall-clock cap is kept inside the attempt so that a timed-out
+attempt still reports the tokens it spent. The attempts run
+inside one more task that turns a final failure into a failed `TaskResult`, so
+one branch never sinks the run, and a resumed run replays a finished task's
+result instead of running it again.
 """
 
 from __future__ import annotations
@@ -11,20 +17,34 @@ import functools
 import time
 from datetime import UTC, datetime
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables.config import ensure_config, merge_configs
+from langgraph.errors import NodeTimeoutError
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import get_runtime
+from langgraph.types import TimeoutPolicy
 
+from runtime.context import Context
+from runtime.durable import attempt_number, durable
 from runtime.kb import knowledge_base
 from runtime.metering import UsageMeter
-from runtime.models import ModelSettings, load_chat_model
-from runtime.reliability import describe, failure_kind, settle
+from runtime.models import ModelSettings, load_chat_model, parallel_limit
+from runtime.reliability import (
+    CONTROL_FLOW,
+    describe,
+    failure_kind,
+    is_transient,
+    retry_policy,
+)
+from runtime.slots import run_slot
 from state.agents import AgentManifest
+from state.budget import Budget
 from state.tasks import TaskDefinition, TaskResult
-from subagents.contract import brief
+from state.usage import Usage
 from subagents.extractive_agent import build_extractive_agent
 from subagents.json_agent import build_json_agent
 from subagents.llm_agent import build_llm_agent
-from subagents.state import AgentInput, AgentOutput, AgentState
+from subagents.registry import load_registry
+from subagents.state import AgentInput, AgentOutput, AgentState, agent_input
 
 Subagent = CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]
 
@@ -50,41 +70,112 @@ def compiled_subagent(
     return build_llm_agent(manifest, model, kb)
 
 
-async def run_task(
-    task: TaskDefinition, manifest: AgentManifest, subagent: Subagent
-) -> TaskResult:
-    """Run `task` in a fresh `[system prompt, brief]` state, within its time limit."""
-    limit = min(task.timeout_s, manifest.timeout_s)
-    started, clock = datetime.now(UTC), time.perf_counter()
-    start: AgentInput = {
-        "messages": [SystemMessage(manifest.system_prompt), HumanMessage(brief(task))],
-        "task": task,
-    }
+class AttemptError(Exception):
+    """One attempt's failure, raised from its cause, with what it cost."""
+
+    def __init__(self, cause: Exception, usage: Usage, attempt: int) -> None:
+        super().__init__(describe(cause))
+        self.usage = usage
+        self.attempt = attempt
+
+
+def time_limit(task: TaskDefinition, manifest: AgentManifest) -> float:
+    """Seconds one attempt may take: the task's limit within its agent's."""
+    return min(task.timeout_s, manifest.timeout_s)
+
+
+async def run_task(task: TaskDefinition) -> TaskResult:
+    """Run `task` to a result, within the run's parallel cap: never raises.
+
+    Call it from a graph node: its attempts are LangGraph tasks. A task that
+    is still failing after its attempts gives a failed result saying why.
+    """
+    ctx = get_runtime(Context).context
+    manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
+    settings = ctx.agent_model(manifest.model)
+    limit = parallel_limit(settings) or ctx.max_parallel
+    idle = TimeoutPolicy(idle_timeout=task.idle_timeout_s or None)
+    attempt = durable(
+        run_attempt,
+        name="attempt",
+        retry_policy=retry_policy(task.max_attempts, ctx.retry_backoff_s),
+        timeout=idle if task.idle_timeout_s else None,
+    )
+    started = datetime.now(UTC)
+    async with run_slot(task.trace_id, min(ctx.max_parallel, limit)):
+        try:
+            return await attempt(task)
+        except CONTROL_FLOW:
+            raise
+        except Exception as error:  # noqa: BLE001 - a failed task, not a failed run
+            return failed(task, error, started)
+
+
+settled_task = durable(run_task, name="subagent_task")
+"""`run_task` as a LangGraph task: a resumed run replays its result."""
+
+
+def failed(task: TaskDefinition, error: Exception, started: datetime) -> TaskResult:
+    """The failed result of a task whose last attempt raised `error`."""
+    kind = failure_kind(error)
+    if isinstance(error, NodeTimeoutError):
+        reason = f"silent for more than {task.idle_timeout_s:g}s"
+    else:
+        reason = describe(error)
+    transient = is_transient(error)
+    attempts = task.max_attempts if transient else getattr(error, "attempt", 1)
+    return TaskResult.of(
+        task,
+        findings=[],
+        errors=[reason],
+        started_at=started,
+        seconds=(datetime.now(UTC) - started).total_seconds(),
+        usage=getattr(error, "usage", None),
+        failure=kind,
+        attempts=attempts,
+    )
+
+
+async def run_attempt(task: TaskDefinition) -> TaskResult:
+    """One attempt: the agent's subgraph from a fresh `[system prompt, brief]`.
+
+    A failure is raised as an `AttemptError` from its cause; the retry
+    policy judges it by that cause.
+    """
+    runtime = get_runtime(Context)
+    ctx, number = runtime.context, attempt_number(runtime)
+    manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
+    subagent = await asyncio.to_thread(
+        compiled_subagent,
+        manifest,
+        ctx.agent_model(manifest.model),
+        ctx.kb_path,
+        ctx.findings_per_value,
+    )
+    limit = time_limit(task, manifest)
+    budget = task.budget.tighter(manifest.budget).tighter(Budget(seconds=limit))
+    start = agent_input(manifest.system_prompt, task, budget)
     meter = UsageMeter()
-    run = subagent.ainvoke(start, {"callbacks": [meter]})
-    outcome = await settle(asyncio.wait_for(run, limit))
-    seconds = time.perf_counter() - clock
-    if isinstance(outcome, Exception):
-        kind = failure_kind(outcome)
-        reason = (
-            f"timed out after {limit:g}s" if kind == "timeout" else describe(outcome)
-        )
-        return TaskResult.of(
-            task,
-            findings=[],
-            errors=[reason],
-            started_at=started,
-            seconds=seconds,
-            usage=meter.usage,
-            failure=kind,
-        )
+    started, clock = datetime.now(UTC), time.perf_counter()
+    config = merge_configs(ensure_config(), {"callbacks": [meter]})
+    try:
+        async with asyncio.timeout(limit):
+            outcome = await subagent.ainvoke(start, config)
+    except CONTROL_FLOW:
+        raise
+    except TimeoutError as late:
+        timeout = TimeoutError(f"timed out after {limit:g}s")
+        raise AttemptError(timeout, meter.usage, number) from late
+    except Exception as error:
+        raise AttemptError(error, meter.usage, number) from error
     return TaskResult.of(
         task,
         findings=outcome["findings"],
         errors=outcome["errors"],
         started_at=started,
-        seconds=seconds,
+        seconds=time.perf_counter() - clock,
         usage=meter.usage,
         steps=outcome["steps"],
         failure=outcome.get("failure"),
+        attempts=number,
     )

@@ -3,22 +3,46 @@
 from __future__ import annotations
 
 import operator
+import time
 from typing import Annotated
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
+from state.budget import Budget
 from state.findings import Finding
 from state.tasks import FailureKind, TaskDefinition
+from subagents.contract import brief
 
 
 class AgentInput(TypedDict):
-    """What a subagent starts from: `[system prompt, brief]` and its task."""
+    """What a subagent starts from: `[system prompt, brief]`, its task and budget.
+
+    Attributes:
+        messages: The system prompt and the brief.
+        task: The task it works on.
+        budget: Its token, time and tool-call envelope.
+        started_at: When it started (seconds since the epoch), for its budget.
+    """
 
     messages: list[AnyMessage]
     task: TaskDefinition
+    budget: Budget
+    started_at: float
+
+
+def agent_input(
+    system_prompt: str, task: TaskDefinition, budget: Budget | None = None
+) -> AgentInput:
+    """A fresh start: the system prompt and the task's brief, its budget from now."""
+    return {
+        "messages": [SystemMessage(system_prompt), HumanMessage(brief(task))],
+        "task": task,
+        "budget": budget or task.budget,
+        "started_at": time.time(),
+    }
 
 
 class AgentOutput(TypedDict):
@@ -47,11 +71,17 @@ class AgentState(TypedDict):
         errors: What went wrong along the way (bad quotes, unknown passages).
         steps: Model turns and tool calls, set when it answers.
         failure: Why it failed, when its answer never validated.
+        budget: Its token, time and tool-call envelope.
+        started_at: When it started (seconds since the epoch).
+        tokens: Model tokens spent so far.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
 
     messages: Annotated[list[AnyMessage], add_messages]
     task: TaskDefinition
+    budget: Budget
+    started_at: float
+    tokens: Annotated[int, operator.add]
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]
     steps: int

@@ -10,6 +10,8 @@ from langchain_core.language_models import BaseChatModel
 from runtime.kb import DEFAULT_CORPUS, ingest
 from runtime.models import _PROVIDERS, register_provider
 
+pytest_plugins = ["tests.postgres"]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 

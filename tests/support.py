@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from langgraph.graph import START, StateGraph
+
 from graphs.research import graph
 from runtime.context import Context
+from state.graph import ResearchState
 
 
 def research(question: str, context: Context) -> dict[str, Any]:
@@ -19,3 +22,23 @@ def extractive(kb: str, **settings: Any) -> Context:
     return Context(
         lead_model="extractive", subagent_model="extractive", kb_path=kb, **settings
     )
+
+
+def run_node(node: Any, state: ResearchState, context: Context) -> dict[str, Any]:
+    """Run one coordinator node inside a graph and return the update it made.
+
+    A node that calls LangGraph tasks (or `interrupt`) needs a running graph.
+    """
+    builder = StateGraph(ResearchState, context_schema=Context)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+
+    async def run() -> dict[str, Any]:
+        async for update in builder.compile().astream(
+            state, context=context, stream_mode="updates"
+        ):
+            if "node" in update:
+                return dict(update["node"])
+        raise AssertionError("the node made no update")
+
+    return asyncio.run(run())

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from datetime import UTC, datetime
-
-from langgraph.runtime import Runtime
 
 from nodes.gap_check import MAX_ATTEMPTS_PER_VALUE, gap_check, next_tasks
 from roles.enumerate import probe
@@ -20,7 +17,7 @@ from state.plan import CoveragePlan, Dimension, facets_for_values
 from state.tasks import TaskDefinition, TaskResult
 from subagents.contract import brief
 from subagents.tools import make_tools
-from tests.support import extractive
+from tests.support import extractive, run_node
 
 QUESTION = "What is the impact of AI on creative industries?"
 TITLES = (
@@ -75,7 +72,7 @@ def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None
         "coverage": [before],
     }
     context = extractive(creative_kb, max_rounds=3)
-    update = asyncio.run(gap_check(state, Runtime(context=context)))
+    update = run_node(gap_check, state, context)
     (after,) = update["coverage"]
     assert after.uncovered == TITLES
     assert not after.improved
@@ -95,7 +92,7 @@ def test_the_first_round_of_gaps_is_redelegated(creative_kb: str) -> None:
         "coverage": [],
     }
     context = extractive(creative_kb, max_rounds=3, max_subagents=7)
-    update = asyncio.run(gap_check(state, Runtime(context=context)))
+    update = run_node(gap_check, state, context)
     assert [t.values for t in update["pending"]] == [(v,) for v in TITLES]
     assert {t.round for t in update["pending"]} == {1}
     assert update["round"] == 1
@@ -106,7 +103,7 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
 ) -> None:
     plan = plan_of("music", "film", "writing").extended("era", ["1990s", "2020s"])
     tried = [task_for(plan, "music", n) for n in range(MAX_ATTEMPTS_PER_VALUE)]
-    tasks = next_tasks(
+    tasks, blocked = next_tasks(
         plan,
         [result(t) for t in tried],
         [],
@@ -114,8 +111,10 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
         trace_id="t",
         round_no=2,
         ctx=extractive(creative_kb, max_subagents=2),
-        timeout_s=5,
+        routes={},
+        remaining_s=5,
     )
+    assert blocked == {}
     assert [t.values for t in tasks] == [("film",), ("writing",)]
     assert all(t.round == 2 and t.task_id != tried[0].task_id for t in tasks)
 
@@ -159,7 +158,7 @@ def test_no_task_goes_out_after_the_run_deadline(creative_kb: str) -> None:
         "coverage": [],
     }
     context = extractive(creative_kb, run_timeout_s=5)
-    update = asyncio.run(gap_check(state, Runtime(context=context)))
+    update = run_node(gap_check, state, context)
     assert update["pending"] == []
     assert update["coverage"][0].stopped == "the run's deadline passed"
 
@@ -178,7 +177,7 @@ def test_a_redelegated_task_carries_what_is_known(creative_kb: str) -> None:
     )
     failed = result(task_for(plan, "film", 0), "timed out after 5s")
     failed = failed.model_copy(update={"status": "failed"})
-    (task,) = next_tasks(
+    (task,), _ = next_tasks(
         plan,
         [failed],
         [cited],
@@ -186,7 +185,8 @@ def test_a_redelegated_task_carries_what_is_known(creative_kb: str) -> None:
         trace_id="t",
         round_no=1,
         ctx=extractive(creative_kb),
-        timeout_s=5,
+        routes={},
+        remaining_s=5,
     )
     assert task.cited == (cited.source,)
     assert task.earlier == ("film: the last task failed (timed out after 5s)",)

@@ -7,14 +7,12 @@ import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
-from subagents.contract import brief
 from subagents.json_agent import build_json_agent
-from subagents.state import AgentInput
+from subagents.state import agent_input
 from tests.unit.fakes import scripted
 
 QUOTE = (
@@ -54,10 +52,7 @@ def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
         system_prompt="Research.",
     )
     agent = build_json_agent(manifest, model, KnowledgeBase(kb))
-    start: AgentInput = {
-        "messages": [SystemMessage("Research."), HumanMessage(brief(TASK))],
-        "task": TASK,
-    }
+    start = agent_input("Research.", TASK)
     return dict(asyncio.run(agent.ainvoke(start)))
 
 

@@ -99,7 +99,10 @@ def test_recorded_small_model_run_claims_nothing_it_cannot_verify(
     freshwiki_kb: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # no circuit opens, so no task falls back to the model-free extractor
+    monkeypatch.setenv("DELEGATOR_BREAKER_THRESHOLD", "99")
     endpoint(
         by_role(
             {

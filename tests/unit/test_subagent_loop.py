@@ -7,15 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
-from subagents.contract import brief
 from subagents.llm_agent import FINISH_PROMPT, build_llm_agent, text_tool_calls
-from subagents.state import AgentInput
+from subagents.state import agent_input
 from tests.unit.fakes import Scripted
 
 TASK = TaskDefinition(
@@ -72,10 +71,7 @@ def manifest(max_turns: int) -> AgentManifest:
 
 def run(model: EndlessSearcher, max_turns: int, kb: str) -> dict[str, Any]:
     agent = build_llm_agent(manifest(max_turns), model, KnowledgeBase(kb))
-    start: AgentInput = {
-        "messages": [SystemMessage("Search."), HumanMessage(brief(TASK))],
-        "task": TASK,
-    }
+    start = agent_input("Search.", TASK)
     return dict(asyncio.run(agent.ainvoke(start)))
 
 
@@ -124,10 +120,7 @@ def test_a_text_tool_call_runs_the_tool(creative_kb: str) -> None:
     )
     model = TextCaller(messages=iter([AIMessage(written), AIMessage(answer)]))
     agent = build_llm_agent(manifest(3), model, KnowledgeBase(creative_kb))
-    start: AgentInput = {
-        "messages": [SystemMessage("Search."), HumanMessage(brief(TASK))],
-        "task": TASK,
-    }
+    start = agent_input("Search.", TASK)
     out = asyncio.run(agent.ainvoke(start))
     assert out["steps"] == 3  # the call, its result, the answer
     assert [f.source.passage_id for f in out["findings"]] == ["AI_in_music#0"]
@@ -139,10 +132,7 @@ def test_prose_instead_of_an_answer_gets_one_correction_then_fails(
     prose = AIMessage("I found many interesting things about music.")
     model = TextCaller(messages=iter([prose, prose, prose]))
     agent = build_llm_agent(manifest(3), model, KnowledgeBase(creative_kb))
-    start: AgentInput = {
-        "messages": [SystemMessage("Search."), HumanMessage(brief(TASK))],
-        "task": TASK,
-    }
+    start = agent_input("Search.", TASK)
     out = asyncio.run(agent.ainvoke(start))
     assert out["failure"] == "invalid output"
     assert out["findings"] == []
