@@ -54,6 +54,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         citations_dropped=markers,
         sentences_dropped=sentences,
         lead_unreachable=lost,
+        breakers=state.get("breakers", {}),
     )
     report = Report(
         markdown=render_markdown(
@@ -65,6 +66,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             results,
             text,
             history[-1].stopped if history else None,
+            state.get("blocked", {}),
         ),
         sections=tuple(title for title, _ in facet_sections(plan, findings)),
         citations=tuple(citations.values()),

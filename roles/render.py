@@ -32,9 +32,13 @@ def number_citations(
     return citations
 
 
-def why_uncovered(value: str, results: Sequence[TaskResult]) -> str:
+def why_uncovered(
+    value: str, results: Sequence[TaskResult], blocked: dict[str, str] | None = None
+) -> str:
     """A short reason a value stayed uncovered."""
     tried = [r for r in results if value in r.values]
+    if blocked and value in blocked:
+        return f"not sent: {blocked[value]}"
     if not tried:
         return "not delegated (round or task limit)"
     errors = [e for r in tried for e in r.errors]
@@ -51,8 +55,13 @@ def render_markdown(
     results: Sequence[TaskResult],
     synthesis: str | None,
     stopped: str | None,
+    blocked: dict[str, str] | None = None,
 ) -> str:
-    """The report: coverage line, synthesis, facet sections, table, gaps, sources."""
+    """The report, section by section.
+
+    Coverage line, synthesis, facet sections, coverage table, failed tasks,
+    what stayed uncovered and why, sources.
+    """
     gaps = [r.value for r in table if r.status != "covered"]
     lines = [f"# {inert(plan.question)}", ""]
     if summary.incomplete:
@@ -83,11 +92,15 @@ def render_markdown(
             for r in table
         ]
         lines.append("")
+    lines += failed_tasks(results, gaps)
     if gaps:
         lines += ["## Not covered", ""]
         if stopped:
             lines += [f"Delegation stopped: {stopped}.", ""]
-        lines += [f"- **{inert(v)}**: {inert(why_uncovered(v, results))}" for v in gaps]
+        lines += [
+            f"- **{inert(v)}**: {inert(why_uncovered(v, results, blocked))}"
+            for v in gaps
+        ]
         lines.append("")
     if citations:
         lines += ["## Sources", ""]
@@ -97,6 +110,29 @@ def render_markdown(
                 f"{c.number}. {inert(c.source.title)}, {inert(c.source.section)}{link}"
             )
     return "\n".join(lines).rstrip() + "\n"
+
+
+def failed_tasks(results: Sequence[TaskResult], gaps: Sequence[str]) -> list[str]:
+    """The failed tasks, why they failed and the values left uncovered with them."""
+    failed = sorted(
+        (r for r in results if r.status == "failed"), key=lambda r: (r.round, r.task_id)
+    )
+    if not failed:
+        return []
+    lines = [
+        "## Failed tasks",
+        "",
+        "| Round | Agent | Values it leaves uncovered | Attempts | Why |",
+        "| ---: | --- | --- | ---: | --- |",
+    ]
+    for r in failed:
+        lost = ", ".join(v for v in r.values if v in gaps) or "none (covered later)"
+        why = "; ".join(r.errors) or r.failure or "no reason given"
+        lines.append(
+            f"| {r.round} | {_cell(r.agent_id)} | {_cell(lost)} | {r.attempts} "
+            f"| {_cell(why)} |"
+        )
+    return [*lines, ""]
 
 
 def coverage_line(

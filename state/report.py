@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from state.circuit import Breaker
 from state.coverage import RoundCoverage, ValueStatus, count_by_value, status_of
 from state.findings import Finding, Source
 from state.plan import CoveragePlan
@@ -63,6 +64,11 @@ class RunSummary(BaseModel):
 
     tasks: int = 0
     failures: int = 0
+    retries: int = Field(default=0, description="Attempts past each task's first.")
+    escalations: int = Field(default=0, description="Tasks escalated to a person.")
+    open_circuits: tuple[str, ...] = Field(
+        default=(), description="Agents whose circuit breaker ended open."
+    )
     rounds: int = 0
     coverage: float | None = Field(
         default=None, description="Share of values covered; None with no values."
@@ -82,6 +88,9 @@ class RunSummary(BaseModel):
     tokens_by_role: dict[str, int] = Field(
         default_factory=dict,
         description="Tokens of the lead (plan, enumerate, write) and the subagents.",
+    )
+    tokens_by_round: dict[str, int] = Field(
+        default_factory=dict, description="Subagent tokens of each round."
     )
     parent_context_tokens: int = Field(
         default=0, description="The largest prompt the lead model saw, in tokens."
@@ -113,14 +122,22 @@ class RunSummary(BaseModel):
         citations_dropped: int,
         sentences_dropped: int,
         lead_unreachable: bool = False,
+        breakers: dict[str, Breaker] | None = None,
     ) -> RunSummary:
         """The run's numbers, from its results and coverage history."""
         slowest: dict[int, float] = defaultdict(float)
+        by_round: dict[str, int] = defaultdict(int)
         for r in results:
             slowest[r.round] = max(slowest[r.round], r.execution_time_s)
+            by_round[str(r.round)] += r.tokens
+        opened = tuple(a for a, b in (breakers or {}).items() if b.open)
         return cls(
             tasks=len(results),
             failures=sum(r.status == "failed" for r in results),
+            retries=sum(r.attempts - 1 for r in results),
+            escalations=sum(r.escalation is not None for r in results),
+            open_circuits=opened,
+            tokens_by_round=dict(sorted(by_round.items(), key=lambda kv: int(kv[0]))),
             rounds=len(slowest),
             coverage=coverage[-1].coverage if coverage else None,
             findings=findings,
@@ -138,14 +155,20 @@ class RunSummary(BaseModel):
             + sum(r.context_tokens for r in results),
             subagent_seconds=round(sum(r.execution_time_s for r in results), 3),
             critical_path_seconds=round(sum(slowest.values()), 3),
-            incomplete=incomplete_reason(results, lead_unreachable),
+            incomplete=incomplete_reason(results, lead_unreachable, opened),
         )
 
 
 def incomplete_reason(
-    results: Sequence[TaskResult], lead_unreachable: bool
+    results: Sequence[TaskResult],
+    lead_unreachable: bool,
+    open_circuits: Sequence[str] = (),
 ) -> str | None:
-    """Why a run did not complete: every task failed, or its endpoint was lost."""
+    """Why a run did not complete, or None.
+
+    Every task failed, its endpoint was lost, or an agent failed so often that
+    its circuit opened.
+    """
     failed = [r for r in results if r.status == "failed"]
     if results and len(failed) == len(results):
         first = failed[0].errors[0] if failed[0].errors else "no reason given"
@@ -158,6 +181,11 @@ def incomplete_reason(
         )
     if lead_unreachable:
         return "the lead's model endpoint became unreachable while writing"
+    if open_circuits:
+        return (
+            f"the circuit of {', '.join(open_circuits)} opened after failures in a "
+            "row; their later tasks went to a fallback agent or were not sent"
+        )
     return None
 
 
