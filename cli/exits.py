@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import openai
+import sqlite3
 
+import openai
+import psycopg
+
+from cli.runs import ThreadError
 from runtime.context import ConfigError
 from runtime.corpus import CorpusError
 from runtime.kb import KnowledgeBaseError
@@ -11,6 +15,7 @@ from runtime.local_engine import LocalModelError
 from runtime.models import ModelSpecError, ModelTimeoutError
 from runtime.reliability import describe
 from runtime.structured import ModelEndpointError, ModelOutputError
+from state.handoff import DecisionError
 from state.question import QuestionError
 from subagents.registry import DefinitionError
 
@@ -26,6 +31,8 @@ DATA = 4
 MODEL = 5
 """The lead model failed: its output stayed invalid, it timed out, or its
 endpoint failed."""
+ESCALATED = 6
+"""The run waits for a person's decision; its thread resumes with one."""
 INTERRUPTED = 130
 """Stopped by Ctrl-C."""
 
@@ -43,11 +50,14 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             LocalModelError,
             DefinitionError,
             OutputPathError,
+            ThreadError,
+            DecisionError,
         ),
         BAD_INPUT,
         "",
     ),
     ((KnowledgeBaseError, CorpusError, OSError), DATA, ""),
+    ((sqlite3.Error, psycopg.Error), DATA, "the checkpoint store failed: "),
     ((ModelOutputError, ModelTimeoutError, ModelEndpointError), MODEL, ""),
     ((openai.APIError,), MODEL, "the model endpoint failed: "),
 )

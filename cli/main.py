@@ -9,22 +9,24 @@ import os
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.prompt import Prompt
 
 from cli import exits
-from cli.progress import RunProgress
-from graphs.research import graph
+from cli.runs import Ask, EscalatedError, RunRequest, run_thread
+from runtime.checkpoints import DEFAULT_RUNS_DB
 from runtime.context import Context
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest
 from runtime.reliability import describe
 from state.graph import ResearchState
-from state.question import check_question
+from state.handoff import ACTIONS
+from state.question import QuestionError, check_question
 from state.report import Report
 
 
@@ -33,8 +35,13 @@ def parser() -> argparse.ArgumentParser:
     cli = argparse.ArgumentParser(prog="delegator", description=__doc__)
     sub = cli.add_subparsers(dest="command", required=True)
 
-    research = sub.add_parser("research", help="answer a broad question")
-    research.add_argument("question")
+    research = sub.add_parser(
+        "research",
+        help="answer a broad question (or resume a thread's unfinished run)",
+    )
+    research.add_argument(
+        "question", nargs="?", help="the question; leave out to resume --thread"
+    )
     research.add_argument("--lead-model", help="model spec of the lead (default auto)")
     research.add_argument(
         "--subagent-model", help="model spec of subagents (default auto)"
@@ -54,6 +61,32 @@ def parser() -> argparse.ArgumentParser:
     research.add_argument("--out", type=Path, help="write the Markdown report here")
     research.add_argument("--json", type=Path, help="write the full result here")
     research.add_argument("--quiet", action="store_true", help="no progress display")
+    research.add_argument(
+        "--thread",
+        help="the run's thread id: a new one starts there, one holding an "
+        "unfinished run resumes (default: a new id)",
+    )
+    research.add_argument(
+        "--db",
+        type=Path,
+        default=DEFAULT_RUNS_DB,
+        help=f"SQLite file of run checkpoints (default {DEFAULT_RUNS_DB})",
+    )
+    research.add_argument(
+        "--checkpointer",
+        metavar="URL",
+        help="checkpoint to PostgreSQL at this postgresql:// URL instead",
+    )
+    research.add_argument(
+        "--no-interrupt",
+        action="store_true",
+        help="never stop for a person: a branch that cannot go on is skipped",
+    )
+    research.add_argument(
+        "--decision",
+        help="answer to a run waiting for a person: retry, skip, abort, "
+        "'hint: <text>' or a JSON object",
+    )
 
     ingest_cmd = sub.add_parser("ingest", help="add documents to the knowledge base")
     ingest_cmd.add_argument(
@@ -109,10 +142,12 @@ def run_ingest(args: argparse.Namespace, err: Console) -> int:
 
 
 def run_research(args: argparse.Namespace, err: Console) -> int:
-    """Research one question and print the report."""
-    question = check_question(args.question)
+    """Research one question (or resume a thread) and print the report."""
+    question = None if args.question is None else check_question(args.question)
+    if question is None and args.thread is None:
+        raise QuestionError("give a question, or --thread to resume a run")
     outputs = [p for p in (args.out, args.json) if p is not None]
-    refuse_overwriting(outputs, [Path(args.kb or DEFAULT_KB_PATH)])
+    refuse_overwriting(outputs, [Path(args.kb or DEFAULT_KB_PATH), args.db])
     given = {
         "lead_model": args.lead_model,
         "subagent_model": args.subagent_model,
@@ -120,17 +155,44 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         "max_rounds": args.max_rounds,
         "max_subagents": args.max_subagents,
         "max_parallel": args.max_parallel,
+        "on_escalation": "skip" if args.no_interrupt else None,
     }
     context = Context(**{k: v for k, v in given.items() if v is not None})
+    request = RunRequest(
+        question=question,
+        context=context,
+        thread_id=args.thread or str(uuid.uuid4()),
+        db=args.db,
+        checkpointer_url=args.checkpointer,
+        decision=args.decision,
+    )
+    ask = ask_person(err) if sys.stdin.isatty() else None
     started = time.perf_counter()
-    state = asyncio.run(research(question, context, args.quiet, err))
+    try:
+        state = asyncio.run(run_thread(request, ask, None if args.quiet else err))
+    except KeyboardInterrupt:
+        err.print(f"[red]stopped[/]; nothing checkpointed is lost. {resume(request)}")
+        return exits.INTERRUPTED
+    except EscalatedError as waiting:
+        for handoff in waiting.handoffs:
+            err.print_json(data=handoff)
+        err.print(
+            f"[magenta]waiting for a person[/]: {resume(request)} "
+            "--decision retry|skip|abort|'hint: <text>'"
+        )
+        return exits.ESCALATED
     seconds = time.perf_counter() - started
     report = report_of(state)
     sys.stdout.write(report.markdown)
     sys.stdout.flush()
     files: list[tuple[Path | None, Callable[[], str]]] = [
         (args.out, lambda: report.markdown),
-        (args.json, lambda: json.dumps(result_json(state, seconds), indent=2)),
+        (
+            args.json,
+            lambda: json.dumps(
+                result_json(state, seconds, request.thread_id), indent=2
+            ),
+        ),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
     if report.summary.incomplete:
@@ -139,7 +201,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     if unwritten:
         return exits.DATA
     if not args.quiet:
-        err.print(f"done in {seconds:.1f}s")
+        err.print(f"done in {seconds:.1f}s; thread {escape(request.thread_id)}")
     return exits.OK
 
 
@@ -178,23 +240,30 @@ def write_atomically(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
-async def research(
-    question: str, context: Context, quiet: bool, err: Console
-) -> ResearchState:
-    """Stream a run, drawing progress unless quiet, and return its final state."""
-    final: ResearchState = {}
-    progress = None if quiet else RunProgress(err)
-    with progress or nullcontext():
-        async for mode, chunk in graph.astream(
-            {"question": question},
-            context=context,
-            stream_mode=["custom", "values"],
-        ):
-            if mode == "values":
-                final = cast(ResearchState, chunk)
-            elif progress is not None:
-                progress.on_event(cast(Mapping[str, Any], chunk))
-    return final
+def resume(request: RunRequest) -> str:
+    """The command that resumes the request's thread."""
+    where = (
+        f" --checkpointer {request.checkpointer_url}"
+        if request.checkpointer_url
+        else f" --db {request.db}"
+    )
+    return f"Resume with: delegator research --thread {request.thread_id}{where}"
+
+
+def ask_person(err: Console) -> Ask:
+    """Show a handoff at the terminal and read the person's decision."""
+
+    def ask(handoff: Mapping[str, Any]) -> str:
+        err.rule("[magenta]a person is needed[/]")
+        err.print_json(data=dict(handoff))
+        options = "/".join(handoff.get("options", ACTIONS))
+        return Prompt.ask(
+            f"decision ({options}, or 'hint: <text>')",
+            console=err,
+            default=str(handoff.get("recommended_action", "skip")),
+        )
+
+    return ask
 
 
 def report_of(state: ResearchState) -> Report:
@@ -205,10 +274,11 @@ def report_of(state: ResearchState) -> Report:
     return report
 
 
-def result_json(state: ResearchState, seconds: float) -> dict[str, Any]:
+def result_json(state: ResearchState, seconds: float, thread_id: str) -> dict[str, Any]:
     """Everything a run produced, as JSON-ready data."""
     report = report_of(state)
     return {
+        "thread_id": thread_id,
         "question": state["question"],
         "report": report.markdown,
         "plan": state["plan"].model_dump(mode="json"),

@@ -42,7 +42,7 @@ class RunProgress:
         self.progress.stop()
 
     def on_event(self, event: Mapping[str, Any]) -> None:
-        """Update the display for one DELEGATE/RESULT/COVERAGE event."""
+        """Update the display for one protocol event."""
         kind = event.get("event")
         if kind == "DELEGATE":
             bar = self._round(int(event.get("round", 0)))
@@ -57,6 +57,16 @@ class RunProgress:
                 f"[{style}]{event.get('status')}[/] {event.get('findings')} finding(s) "
                 f"in {event.get('exec')}"
                 + (f" - {shown(event['error'])}" if event.get("error") else "")
+            )
+        elif kind == "RETRY":
+            self.console.log(
+                f"[yellow]retry[/] attempt {event.get('attempt')} of {event.get('of')}"
+                f" ({shown(event.get('agent', ''))})"
+            )
+        elif kind == "ESCALATE":
+            self.console.log(
+                f"[magenta]escalate[/] {shown(event.get('reason', ''))} -> "
+                f"{shown(event.get('decision', ''))}"
             )
         elif kind == "COVERAGE" and event.get("stage") == "plan":
             self.console.log(

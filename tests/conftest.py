@@ -1,6 +1,16 @@
 from __future__ import annotations
 
-import uuid
+import os
+import tempfile
+
+# Before LangGraph is imported: checkpoints deserialize only registered types,
+# and the CLI's runs are checkpointed away from the repository.
+os.environ["LANGGRAPH_STRICT_MSGPACK"] = "true"
+os.environ["DELEGATOR_RUNS_DB"] = os.path.join(
+    tempfile.mkdtemp(prefix="delegator-runs-"), "runs.sqlite"
+)
+
+import uuid  # noqa: E402
 from collections.abc import Callable, Iterator
 from pathlib import Path
 

@@ -147,9 +147,12 @@ def test_ctrl_c_stops_cleanly(
     async def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("cli.main.research", interrupted)
-    assert main(research(freshwiki_kb)) == exits.INTERRUPTED
-    assert "interrupted" in capsys.readouterr().err
+    monkeypatch.setattr("cli.main.run_thread", interrupted)
+    args = [*research(freshwiki_kb), "--thread", "t-ctrl-c"]
+    assert main(args) == exits.INTERRUPTED
+    said = " ".join(capsys.readouterr().err.split())
+    assert "stopped; nothing checkpointed is lost" in said
+    assert "Resume with: delegator research --thread t-ctrl-c --db" in said
 
 
 def test_a_bad_request_rate_is_bad_input(

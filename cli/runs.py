@@ -1,0 +1,147 @@
+"""A research run on a checkpointed thread: start it, resume it, escalate.
+
+A new thread starts from a question. A thread holding an unfinished run
+(stopped by Ctrl-C, killed, or waiting for a person) resumes where its last
+checkpoint left it; finished subagents are not run again. A run that
+escalates asks the person at the terminal, or stops and says how to resume.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt
+from rich.console import Console
+
+from cli.progress import RunProgress
+from graphs.research import builder
+from runtime.checkpoints import open_checkpointer
+from runtime.context import Context
+from state.graph import InputState, ResearchState
+
+Ask = Callable[[Mapping[str, Any]], str]
+"""Shows a person a handoff and returns their decision."""
+
+
+class ThreadError(ValueError):
+    """A thread that cannot be started or resumed as asked."""
+
+
+class EscalatedError(Exception):
+    """The run waits for a person; resume its thread with a decision."""
+
+    def __init__(self, thread_id: str, handoffs: list[Mapping[str, Any]]) -> None:
+        super().__init__(f"thread {thread_id} waits for a decision")
+        self.thread_id = thread_id
+        self.handoffs = handoffs
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run, and where its checkpoints go.
+
+    Attributes:
+        question: The question; None to resume the thread's unfinished run.
+        context: The run's settings.
+        thread_id: The thread to start or resume.
+        db: The SQLite file of checkpoints.
+        checkpointer_url: A PostgreSQL URL to use instead of `db`.
+        decision: The decision for a run waiting on a person, if given.
+    """
+
+    question: str | None
+    context: Context
+    thread_id: str
+    db: Path
+    checkpointer_url: str | None = None
+    decision: str | None = None
+
+
+async def run_thread(
+    request: RunRequest, ask: Ask | None, progress: Console | None
+) -> ResearchState:
+    """Run or resume the thread to its end and return its final state.
+
+    Raises:
+        ThreadError: The thread cannot run as asked.
+        EscalatedError: A branch or the run waits for a person and `ask` is None.
+    """
+    async with open_checkpointer(request.db, request.checkpointer_url) as saver:
+        app = builder.compile(checkpointer=saver, name="research")
+        config: RunnableConfig = {"configurable": {"thread_id": request.thread_id}}
+        run_input = await first_input(app, config, request, ask)
+        while True:
+            with RunProgress(progress) if progress else nullcontext() as shown:
+                async for event in app.astream(
+                    run_input,
+                    config,
+                    context=request.context,
+                    stream_mode="custom",
+                ):
+                    if shown is not None:
+                        shown.on_event(cast(Mapping[str, Any], event))
+            snapshot = await app.aget_state(config)
+            if not snapshot.interrupts:
+                return cast(ResearchState, snapshot.values)
+            run_input = decide(request.thread_id, snapshot.interrupts, None, ask)
+
+
+async def first_input(
+    app: CompiledStateGraph[ResearchState, Context, InputState, Any],
+    config: RunnableConfig,
+    request: RunRequest,
+    ask: Ask | None,
+) -> InputState | Command[Any] | None:
+    """What the thread's run starts from: a question, a decision, or its checkpoint."""
+    snapshot = await app.aget_state(config)
+    thread = request.thread_id
+    unfinished = bool(snapshot.values) and bool(snapshot.next)
+    if not unfinished:
+        if request.question is None:
+            raise ThreadError(
+                f"thread {thread} holds no unfinished run; give a question to start one"
+            )
+        return {"question": request.question}
+    asked = snapshot.values.get("question")
+    if request.question is not None and request.question != asked:
+        raise ThreadError(
+            f"thread {thread} holds an unfinished run of another question "
+            f"({asked!r}); resume it without a question, or choose another thread"
+        )
+    if snapshot.interrupts:
+        return decide(thread, snapshot.interrupts, request.decision, ask)
+    return None
+
+
+def decide(
+    thread_id: str,
+    interrupts: tuple[Interrupt, ...],
+    decision: str | None,
+    ask: Ask | None,
+) -> Command[Any]:
+    """The resume command answering every waiting interrupt."""
+    if decision is None and ask is None:
+        raise EscalatedError(thread_id, [i.value for i in interrupts])
+    answers: dict[str, Any] = {}
+    for waiting in interrupts:
+        given = decision if decision is not None else cast(Ask, ask)(waiting.value)
+        answers[waiting.id] = parsed(given)
+    return Command(resume=answers)
+
+
+def parsed(decision: str) -> Any:
+    """A decision as given: a JSON object, or words such as 'skip' or 'hint: ...'."""
+    text = decision.strip()
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ThreadError(f"--decision is not valid JSON: {err}") from err
+    return text
