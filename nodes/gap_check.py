@@ -234,7 +234,8 @@ def stop_reason(
     if remaining_s <= 0:
         return "the run's deadline passed"
     if not tasks and blocked:
-        return "no agent in service could take the uncovered values"
+        why = "; ".join(sorted(set(blocked.values())))
+        return f"no uncovered value could be sent ({why})"
     if not tasks:
         return f"every uncovered value was sent out {MAX_ATTEMPTS_PER_VALUE} times"
     return None
@@ -295,17 +296,26 @@ def next_tasks(
 ) -> tuple[list[TaskDefinition], dict[str, str]]:
     """One task per facet for its uncovered values not yet tried too often.
 
+    Values of a task escalated and skipped (or aborted) are not sent again.
+
     Each goes to its facet's agent or that agent's fallback, and carries the
     sources already cited and what earlier attempts at its values found or why
     they failed. Returns the tasks, and the values no agent in service could
     take, with the reason.
     """
     attempts = Counter(v for r in results for v in r.values)
+    let_go = {v for r in results if r.escalation in ("skip", "abort") for v in r.values}
     by_facet: dict[str, list[str]] = {}
+    blocked: dict[str, str] = {}
     owners = plan.owners()
     for value in uncovered:
         owner = owners.get(value)
-        if owner is not None and attempts[value] < MAX_ATTEMPTS_PER_VALUE:
+        if owner is None:
+            continue
+        if value in let_go:
+            blocked[value] = "escalated, and let go"
+            continue
+        if attempts[value] < MAX_ATTEMPTS_PER_VALUE:
             by_facet.setdefault(owner.id, []).append(value)
     facets = {f.id: f for f in plan.facets}
     cited = tuple({f.source.passage_id: f.source for f in findings}.values())
@@ -313,7 +323,7 @@ def next_tasks(
         by_facet.items(), key=lambda item: min(attempts[v] for v in item[1])
     )
     failures = Counter(r.facet_id for r in results if r.status == "failed")
-    tasks, blocked = [], {}
+    tasks = []
     for facet_id, values in never_tried_first:
         facet = facets[facet_id]
         agent_id, why = routes.get(facet.agent_id, (facet.agent_id, ""))

@@ -6,7 +6,6 @@ import re
 from collections.abc import Awaitable
 from typing import TypeVar
 
-import httpx
 import openai
 from langgraph.errors import GraphBubbleUp, NodeTimeoutError
 from langgraph.types import RetryPolicy
@@ -56,14 +55,12 @@ def shorten(text: str, limit: int) -> str:
 
 
 TIMEOUTS = (TimeoutError, NodeTimeoutError, openai.APITimeoutError)
-UNREACHABLE = (ConnectionError, openai.APIConnectionError, httpx.TransportError)
+UNREACHABLE = (ConnectionError, openai.APIConnectionError)
 MAX_BACKOFF_S = 30.0
 
 
 def failure_kind(error: BaseException) -> FailureKind:
-    """Classify a task's failure (an error raised from another, by its cause)."""
-    if error.__cause__ is not None and not isinstance(error, TIMEOUTS + UNREACHABLE):
-        return failure_kind(error.__cause__)
+    """Classify a task's failure; an error of no known kind, by its cause."""
     if isinstance(error, TIMEOUTS):
         return "timeout"
     if isinstance(error, UNREACHABLE):
@@ -71,6 +68,8 @@ def failure_kind(error: BaseException) -> FailureKind:
     status = _status(error)
     if status is not None and 400 <= status < 500 and status != 429:
         return "rejected"
+    if error.__cause__ is not None:
+        return failure_kind(error.__cause__)
     return "error"
 
 
@@ -78,21 +77,19 @@ def is_transient(error: BaseException) -> bool:
     """Whether trying again may help: timeouts, lost connections, 429 and 5xx.
 
     Anything else (a 4xx, output that never validated, a bug) fails at once.
-    An error raised from another is judged by its cause.
+    An error of no known kind is judged by its cause.
     """
-    if error.__cause__ is not None:
-        return is_transient(error.__cause__)
     if isinstance(error, TIMEOUTS + UNREACHABLE):
         return True
     status = _status(error)
-    return status is not None and (status == 429 or status >= 500)
+    if status is not None:
+        return status == 429 or status >= 500
+    return error.__cause__ is not None and is_transient(error.__cause__)
 
 
 def _status(error: BaseException) -> int | None:
     if isinstance(error, openai.APIStatusError):
         return error.status_code
-    if isinstance(error, httpx.HTTPStatusError):
-        return error.response.status_code
     return None
 
 

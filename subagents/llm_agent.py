@@ -120,9 +120,11 @@ def build_llm_agent(
     names = [t.name for t in tools]
     agent_model = model.bind_tools(tools) if tools else model
 
+    def tool_calls(state: AgentState) -> int:
+        return sum(isinstance(m, ToolMessage) for m in state["messages"])
+
     def spent(state: AgentState) -> str | None:
-        tool_calls = sum(isinstance(m, ToolMessage) for m in state["messages"])
-        return wrap_up_reason(state, tool_calls)
+        return wrap_up_reason(state, tool_calls(state))
 
     async def agent(state: AgentState) -> dict[str, object]:
         answer = await call_model(agent_model, state["messages"])
@@ -132,9 +134,12 @@ def build_llm_agent(
         }
 
     def after_agent(state: AgentState) -> Literal["tools", "answer"]:
+        """Run the calls asked for, unless the tool-call budget is used up."""
         last = state["messages"][-1]
         calls = isinstance(last, AIMessage) and last.tool_calls
-        return "tools" if calls and spent(state) is None else "answer"
+        cap = state["budget"].tool_calls
+        within = not cap or tool_calls(state) < cap
+        return "tools" if calls and within else "answer"
 
     def after_tools(state: AgentState) -> Literal["agent", "answer"]:
         room_for_a_turn = state["remaining_steps"] > STEPS_PER_TURN + 1
@@ -148,6 +153,8 @@ def build_llm_agent(
         """
         messages, steps = state["messages"], len(state["messages"]) - 2
         last, reason = messages[-1], spent(state)
+        if isinstance(last, AIMessage) and last.tool_calls:
+            messages = messages[:-1]  # calls it may no longer make get no answer
         finish = WRAP_UP_PROMPT.format(reason=reason) if reason else FINISH_PROMPT
         try:
             if isinstance(last, AIMessage) and not last.tool_calls:

@@ -163,9 +163,9 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
             outcome = await subagent.ainvoke(start, config)
     except CONTROL_FLOW:
         raise
-    except TimeoutError as late:
+    except TimeoutError:
         timeout = TimeoutError(f"timed out after {limit:g}s")
-        raise AttemptError(timeout, meter.usage, number) from late
+        raise AttemptError(timeout, meter.usage, number) from timeout
     except Exception as error:
         raise AttemptError(error, meter.usage, number) from error
     return TaskResult.of(

@@ -41,6 +41,14 @@ def creative_kb(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="session")
+def landmarks_kb(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Eight one-paragraph articles on the landmarks of a made-up town."""
+    path = tmp_path_factory.mktemp("kb") / "landmarks.sqlite"
+    ingest(path, [FIXTURES / "landmarks"])
+    return str(path)
+
+
 @pytest.fixture
 def fake_models() -> Iterator[Callable[[BaseChatModel], str]]:
     """Register chat models under unique 'fake:<id>' specs for one test."""
