@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain_core.language_models import BaseChatModel
@@ -68,7 +68,7 @@ class Run:
                 stream_mode=["custom", "values"],
             ):
                 if mode == "custom":
-                    self.events.append(chunk)
+                    self.events.append(cast(dict[str, Any], chunk))
             return dict((await self.app.aget_state(self.config)).values)
 
         return asyncio.run(run())

@@ -159,7 +159,9 @@ def test_hanging_subagent_times_out_as_a_failed_task(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     hanging = FakeResearcher(delay=30)
-    state = narrow_run(fake_models, creative_kb, hanging, task_timeout_s=0.2)
+    state = narrow_run(
+        fake_models, creative_kb, hanging, task_timeout_s=0.2, task_attempts=1
+    )
     results = list(state["results"].values())
     assert len(results) == 3
     assert all(r.status == "failed" and "timed out" in r.errors[0] for r in results)
@@ -171,7 +173,9 @@ def test_a_task_that_times_out_keeps_the_tokens_it_spent(
     # the first turn answers at once; the final answer hangs past the limit
     slow_answer = FakeResearcher(report="never seen", delay=0.0)
     slow_answer.report_delay = 30
-    state = narrow_run(fake_models, creative_kb, slow_answer, task_timeout_s=1.0)
+    state = narrow_run(
+        fake_models, creative_kb, slow_answer, task_timeout_s=1.0, task_attempts=1
+    )
     results = list(state["results"].values())
     assert all(r.failure == "timeout" for r in results)
     assert all(r.tokens == USAGE["total_tokens"] for r in results)
@@ -211,6 +215,8 @@ def dead_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
     monkeypatch.setenv("DELEGATOR_REQUESTS_PER_SECOND", "50")
+    # one attempt per task: retries of transient errors are tested in test_chaos
+    monkeypatch.setenv("DELEGATOR_TASK_ATTEMPTS", "1")
 
 
 def test_dead_lead_endpoint_is_a_clear_cli_error(

@@ -255,8 +255,12 @@ def test_prose_text_tool_calls_and_runaway_output(
 
 
 def test_a_server_that_dies_mid_run_is_reported_not_hidden(
-    endpoint: Callable[[Responder], ReplayServer], freshwiki_kb: str, tmp_path: Path
+    endpoint: Callable[[Responder], ReplayServer],
+    freshwiki_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("DELEGATOR_TASK_ATTEMPTS", "1")  # a dead server stays dead
     plan = {"dimensions": [{"name": "event", "values": ["Storm Eunice", "Mocha"]}]}
     servers: list[ReplayServer] = []
 
