@@ -8,9 +8,10 @@ dispatch --direct answer--> aggregate   (checked like any other findings)
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.aggregate import aggregate
@@ -53,4 +54,21 @@ builder.add_edge("verify", "gap_check")
 builder.add_conditional_edges("gap_check", after_gap_check, ["subagent", "write"])
 builder.add_edge("write", END)
 
+class ResearchGraph(CompiledStateGraph[ResearchState, Context, InputState, Any]):
+    """The compiled graph, keeping its checkpoint allowlist when copied.
+
+    Compiling under `LANGGRAPH_STRICT_MSGPACK=true` registers the state's types
+    for checkpoint deserialization, but `copy()` (which LangGraph Server uses to
+    attach its checkpointer) drops that registration, and a resumed thread
+    would read its results back as plain dicts.
+    """
+
+    def copy(self, update: dict[str, Any] | None = None) -> ResearchGraph:
+        """A copy with `update` applied, registration included."""
+        copied = super().copy(update)
+        copied._serde_allowlist = self._serde_allowlist
+        return copied
+
+
 graph = builder.compile(name="research")
+graph.__class__ = ResearchGraph

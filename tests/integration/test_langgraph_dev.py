@@ -67,7 +67,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert "BlockingError" not in log.read_text()
+    logged = log.read_text()
+    assert "BlockingError" not in logged
+    assert "unregistered type" not in logged
 
 
 def extractive(kb: str, **extra: Any) -> dict[str, Any]:
@@ -142,3 +144,35 @@ def test_bad_question_fails_the_run_with_a_clear_error(
     assert last["status"] == "error"
     assert output["__error__"]["error"] == "QuestionError"
     assert "question is empty" in output["__error__"]["message"]
+
+
+def test_a_paused_thread_resumes_with_its_state_deserialized_strictly(
+    server: str, freshwiki_kb: str
+) -> None:
+    # the server runs with LANGGRAPH_STRICT_MSGPACK=true (tests/conftest.py):
+    # resuming reads every result, finding and plan back from the checkpoint
+    assert os.environ["LANGGRAPH_STRICT_MSGPACK"] == "true"
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        client = get_client(url=server)
+        thread = await client.threads.create()
+        context = extractive(freshwiki_kb, max_rounds=1)
+        await client.runs.wait(
+            thread["thread_id"],
+            "research",
+            input={"question": QUESTION},
+            context=context,
+            interrupt_after=["aggregate"],
+        )
+        paused = await client.threads.get_state(thread["thread_id"])
+        final = await client.runs.wait(
+            thread["thread_id"], "research", input=None, context=context
+        )
+        return cast(dict[str, Any], paused), cast(dict[str, Any], final)
+
+    paused, final = asyncio.run(run())
+    assert paused["next"] == ["verify"]
+    assert paused["values"]["results"] and not paused["values"].get("report")
+    assert final["report"]["coverage_table"]
+    assert set(final["results"]) >= set(paused["values"]["results"])
+    assert [g["round"] for g in final["coverage"]] == [0, 1]
