@@ -7,6 +7,7 @@ QUESTION ?= Which natural disasters and severe weather events struck in 2022 and
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
+export LANGGRAPH_STRICT_MSGPACK := true
 
 .PHONY: install kb demo test lint format clean
 

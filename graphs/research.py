@@ -54,6 +54,7 @@ builder.add_edge("verify", "gap_check")
 builder.add_conditional_edges("gap_check", after_gap_check, ["subagent", "write"])
 builder.add_edge("write", END)
 
+
 class ResearchGraph(CompiledStateGraph[ResearchState, Context, InputState, Any]):
     """The compiled graph, keeping its checkpoint allowlist when copied.
 

@@ -1,0 +1,219 @@
+"""A run killed with SIGKILL mid-fan-out resumes from its thread, losing nothing.
+
+A real `delegator research` subprocess checkpoints to SQLite or PostgreSQL; its
+subagents ask a slow OpenAI-compatible server in this process, which counts
+every subagent request, so the counts survive the kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from runtime.kb import KnowledgeBase
+from tests.openai_replay import ReplayServer, Reply, role_of
+from tests.unit.fakes import values_in_brief
+
+pytestmark = pytest.mark.integration
+
+QUESTION = (
+    "Which natural disasters and severe weather events struck in 2022 and 2023, "
+    "and what damage did each cause?"
+)
+SUBAGENTS = 8
+FINISHED = (
+    "SELECT count(*) FROM {writes} WHERE thread_id = 'crash' AND channel = 'results' "
+    "AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints "
+    "WHERE thread_id = 'crash')"
+)
+"""Subagents finished since the fan-out: results written against its checkpoint
+(dispatch's reset of the results is written against the one before)."""
+ANSWER_DELAY_S = 0.8
+
+
+class SlowResearcher:
+    """Answers each subagent's brief after a delay with a true quote, counting it."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.asked: Counter[tuple[str, ...]] = Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        assert role_of(body) == "subagent", role_of(body)
+        brief = str(body["messages"][1]["content"])
+        values = values_in_brief(brief)
+        with self.lock:
+            self.asked[tuple(values)] += 1
+        findings = []
+        for value in values:
+            (passage,) = self.kb.search(value, 1)
+            sentence = re.split(r"(?<=[.!?])\s+", passage.text)[0]
+            findings.append(
+                {
+                    "claim": sentence,
+                    "quote": sentence,
+                    "passage_id": passage.passage_id,
+                    "values": [value],
+                    "confidence": 0.9,
+                }
+            )
+        answer = json.dumps({"findings": findings})
+        return Reply(content=answer, delay_s=ANSWER_DELAY_S)
+
+
+@pytest.fixture
+def researcher(freshwiki_kb: str) -> Iterator[tuple[SlowResearcher, str]]:
+    slow = SlowResearcher(KnowledgeBase(freshwiki_kb))
+    with ReplayServer(slow) as server:
+        yield slow, server.base_url
+
+
+def delegator(base_url: str, kb: str, store: list[str], *extra: str) -> list[str]:
+    return [
+        str(Path(sys.executable).parent / "delegator"),
+        "research",
+        *extra,
+        "--kb",
+        kb,
+        "--quiet",
+        "--lead-model",
+        "extractive",
+        "--subagent-model",
+        "openai:replay",
+        "--max-subagents",
+        str(SUBAGENTS),
+        "--max-parallel",
+        "2",
+        "--max-rounds",
+        "0",
+        *store,
+    ]
+
+
+def crash_and_resume(
+    researcher: tuple[SlowResearcher, str],
+    kb: str,
+    store: list[str],
+    recorded: Callable[[], int],
+    tmp_path: Path,
+) -> tuple[int, int, dict[str, Any]]:
+    """Kill a run after 3 recorded results, resume it; the counts and result."""
+    slow, base_url = researcher
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "test"}
+    first = subprocess.Popen(
+        delegator(base_url, kb, store, QUESTION, "--thread", "crash"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while recorded() < 3:
+        assert first.poll() is None, first.stderr.read() if first.stderr else ""
+        assert time.monotonic() < deadline, "no 3 results were recorded in time"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    done_before = recorded()
+    asked_before = settled(lambda: sum(slow.asked.values()))
+    out = tmp_path / "result.json"
+    second = subprocess.run(
+        delegator(base_url, kb, store, "--thread", "crash", "--json", str(out)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert second.returncode == 0, second.stderr
+    asked_after = sum(slow.asked.values()) - asked_before
+    assert done_before < SUBAGENTS  # it was killed mid-fan-out
+    return done_before, asked_after, json.loads(out.read_text())
+
+
+def settled(count: Callable[[], int], quiet_s: float = 0.5) -> int:
+    """The count once it stopped changing: requests sent before a kill land."""
+    last = count()
+    while True:
+        time.sleep(quiet_s)
+        if (now := count()) == last:
+            return now
+        last = now
+
+
+def assert_nothing_lost_or_repeated(
+    slow: SlowResearcher, done_before: int, asked_after: int, result: dict[str, Any]
+) -> None:
+    tasks = result["tasks"]
+    assert len(tasks) == SUBAGENTS == len(slow.asked)
+    assert all(t["status"] == "success" for t in tasks)
+    # finished subagents were not run again: only the unfinished ones asked
+    assert asked_after == SUBAGENTS - done_before
+    spans = [(f["source"]["passage_id"], f["quote"]) for f in result["findings"]]
+    assert spans and len(spans) == len(set(spans))
+    assert result["thread_id"] == "crash"
+    print(
+        f"\ncrash and resume: {done_before} subagent(s) done before the kill, "
+        f"{asked_after} run after it, {sum(slow.asked.values())} requests in total"
+    )
+
+
+def test_a_killed_run_resumes_from_sqlite(
+    researcher: tuple[SlowResearcher, str], freshwiki_kb: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "runs.sqlite"
+
+    def recorded() -> int:
+        if not db.exists():
+            return 0
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            try:
+                (count,) = conn.execute(FINISHED.format(writes="writes")).fetchone()
+            except sqlite3.OperationalError:  # not created yet
+                return 0
+        return int(count)
+
+    done, after, result = crash_and_resume(
+        researcher, freshwiki_kb, ["--db", str(db)], recorded, tmp_path
+    )
+    assert_nothing_lost_or_repeated(researcher[0], done, after, result)
+
+
+def test_a_killed_run_resumes_from_postgresql(
+    researcher: tuple[SlowResearcher, str],
+    freshwiki_kb: str,
+    tmp_path: Path,
+    postgres_url: str,
+) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS crash")
+        conn.execute("CREATE DATABASE crash")
+    url = postgres_url.replace("/postgres?", "/crash?")
+
+    def recorded() -> int:
+        with psycopg.connect(url, autocommit=True) as conn:
+            try:
+                row = conn.execute(
+                    FINISHED.format(writes="checkpoint_writes")
+                ).fetchone()
+            except psycopg.errors.UndefinedTable:
+                return 0
+        return int(row[0]) if row else 0
+
+    done, after, result = crash_and_resume(
+        researcher, freshwiki_kb, ["--checkpointer", url], recorded, tmp_path
+    )
+    assert_nothing_lost_or_repeated(researcher[0], done, after, result)
