@@ -41,4 +41,4 @@ format: install
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) data/kb.sqlite out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data/kb.sqlite data/runs.sqlite* out .pytest_cache .mypy_cache .ruff_cache
