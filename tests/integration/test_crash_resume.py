@@ -111,8 +111,9 @@ def crash_and_resume(
     store: list[str],
     recorded: Callable[[], int],
     tmp_path: Path,
+    stop: signal.Signals = signal.SIGKILL,
 ) -> tuple[int, int, dict[str, Any]]:
-    """Kill a run after 3 recorded results, resume it; the counts and result."""
+    """Stop a run after 3 recorded results, resume it; the counts and result."""
     slow, base_url = researcher
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "test"}
     first = subprocess.Popen(
@@ -126,8 +127,13 @@ def crash_and_resume(
         assert first.poll() is None, first.stderr.read() if first.stderr else ""
         assert time.monotonic() < deadline, "no 3 results were recorded in time"
         time.sleep(0.05)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
+    first.send_signal(stop)
+    first.wait(timeout=60)
+    if stop == signal.SIGINT:  # Ctrl-C: a clean stop that says how to resume
+        said = " ".join((first.stderr.read() if first.stderr else b"").decode().split())
+        assert first.returncode == 130, said
+        assert "nothing checkpointed is lost" in said
+        assert "Resume with: delegator research --thread crash" in said
     done_before = recorded()
     asked_before = settled(lambda: sum(slow.asked.values()))
     out = tmp_path / "result.json"
@@ -171,10 +177,8 @@ def assert_nothing_lost_or_repeated(
     )
 
 
-def test_a_killed_run_resumes_from_sqlite(
-    researcher: tuple[SlowResearcher, str], freshwiki_kb: str, tmp_path: Path
-) -> None:
-    db = tmp_path / "runs.sqlite"
+def sqlite_finished(db: Path) -> Callable[[], int]:
+    """How many subagents of the fan-out a SQLite checkpoint file records."""
 
     def recorded() -> int:
         if not db.exists():
@@ -186,8 +190,19 @@ def test_a_killed_run_resumes_from_sqlite(
                 return 0
         return int(count)
 
+    return recorded
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
+def test_a_stopped_run_resumes_from_sqlite(
+    researcher: tuple[SlowResearcher, str],
+    freshwiki_kb: str,
+    tmp_path: Path,
+    stop: signal.Signals,
+) -> None:
+    db = tmp_path / "runs.sqlite"
     done, after, result = crash_and_resume(
-        researcher, freshwiki_kb, ["--db", str(db)], recorded, tmp_path
+        researcher, freshwiki_kb, ["--db", str(db)], sqlite_finished(db), tmp_path, stop
     )
     assert_nothing_lost_or_repeated(researcher[0], done, after, result)
 
