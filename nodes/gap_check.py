@@ -13,26 +13,25 @@ import time
 from collections import Counter
 
 from langgraph.runtime import Runtime, get_runtime
-from langgraph.types import interrupt
 
 from roles.enumerate import enumerators
 from runtime.context import Context
 from runtime.durable import can_pause, durable
+from runtime.escalation import ask_person
 from runtime.kb import knowledge_base
 from runtime.models import load_chat_model
 from runtime.reliability import describe, settle
 from runtime.telemetry import emit
-from state.agents import AgentManifest
-from state.circuit import Breaker
 from state.coverage import RoundCoverage
 from state.events import Event
 from state.findings import Finding
 from state.graph import ResearchState
-from state.handoff import Decision, DecisionError, HandoffSummary, read_decision
+from state.handoff import Decision, HandoffSummary
 from state.plan import CoveragePlan
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
 from subagents.registry import load_registry
+from subagents.routing import Route, routes
 
 MAX_ATTEMPTS_PER_VALUE = 2
 """Tasks a value may be sent in before it is left uncovered."""
@@ -164,14 +163,8 @@ def decide_on_budget(
         recommended_action="skip",
         options=("retry", "skip", "hint"),
     )
-    shown = handoff
-    while True:
-        try:
-            decision = read_decision(interrupt(shown.model_dump(mode="json")))
-        except DecisionError as err:
-            shown = handoff.model_copy(update={"problem": str(err)})
-            continue
-        return decision if decision.action != "abort" else Decision(action="skip")
+    decision = ask_person(handoff)
+    return decision if decision.action != "abort" else Decision(action="skip")
 
 
 def hinted(task: TaskDefinition, hint: str) -> TaskDefinition:
@@ -181,39 +174,6 @@ def hinted(task: TaskDefinition, hint: str) -> TaskDefinition:
     return task.model_copy(
         update={"earlier": (*task.earlier, f"A person's hint: {hint}")}
     )
-
-
-Route = tuple[str | None, str]
-"""The agent to send a facet's task to (None: none in service), and why."""
-
-
-def routes(
-    agents: dict[str, AgentManifest], breakers: dict[str, Breaker]
-) -> dict[str, Route]:
-    """Where each agent's tasks go: to it, or to its fallback while it is open."""
-
-    def closed(agent_id: str) -> bool:
-        return not breakers.get(agent_id, Breaker()).open
-
-    table: dict[str, Route] = {}
-    for agent_id, manifest in agents.items():
-        if closed(agent_id):
-            table[agent_id] = (agent_id, "")
-            continue
-        fallback = manifest.fallback
-        failures = breakers[agent_id].failures
-        if fallback is not None and closed(fallback):
-            table[agent_id] = (
-                fallback,
-                f"{agent_id}'s circuit is open ({failures} failures in a row)",
-            )
-        else:
-            table[agent_id] = (
-                None,
-                f"{agent_id}'s circuit is open ({failures} failures in a row) and "
-                "no fallback agent is in service",
-            )
-    return table
 
 
 def stop_reason(

@@ -10,14 +10,14 @@ leaves it failed (skip), or also stops the run (abort). With
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
 from runtime.context import Context
 from runtime.durable import can_pause
+from runtime.escalation import ask_person
 from runtime.telemetry import emit
 from state.events import Event
 from state.graph import ResearchState, SubagentInput
-from state.handoff import Action, Decision, DecisionError, HandoffSummary, read_decision
+from state.handoff import Action, Decision, HandoffSummary
 from state.tasks import TaskDefinition, TaskResult
 from subagents.run import settled_task
 
@@ -127,17 +127,6 @@ def handoff_for(task: TaskDefinition, result: TaskResult) -> HandoffSummary:
         partial_findings=tuple(f.claim for f in result.findings),
         recommended_action=recommended,
     )
-
-
-def ask_person(handoff: HandoffSummary) -> Decision:
-    """Pause the branch until a person decides; ask again until it is a decision."""
-    shown = handoff
-    while True:
-        answer = interrupt(shown.model_dump(mode="json"))
-        try:
-            return read_decision(answer)
-        except DecisionError as err:
-            shown = handoff.model_copy(update={"problem": str(err)})
 
 
 def with_hint(task: TaskDefinition, hint: str) -> TaskDefinition:

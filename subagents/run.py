@@ -122,15 +122,18 @@ def failed(task: TaskDefinition, error: Exception, started: datetime) -> TaskRes
         reason = f"silent for more than {task.idle_timeout_s:g}s"
     else:
         reason = describe(error)
-    transient = is_transient(error)
-    attempts = task.max_attempts if transient else getattr(error, "attempt", 1)
+    attempts, usage = task.max_attempts, None
+    if isinstance(error, AttemptError):
+        usage = error.usage
+        if not is_transient(error):
+            attempts = error.attempt
     return TaskResult.of(
         task,
         findings=[],
         errors=[reason],
         started_at=started,
         seconds=(datetime.now(UTC) - started).total_seconds(),
-        usage=getattr(error, "usage", None),
+        usage=usage,
         failure=kind,
         attempts=attempts,
     )
