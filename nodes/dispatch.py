@@ -45,7 +45,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     ctx = runtime.context
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    agents = await asyncio.to_thread(load_registry)
+    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
     model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     planned = await planner(
         model,

@@ -63,7 +63,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     )
     remaining = ctx.run_timeout_s - (time.time() - state.get("started_at", time.time()))
     results = list(state.get("results", {}).values())
-    agents = await asyncio.to_thread(load_registry)
+    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
     tasks, blocked = next_tasks(
         plan,
         results,

@@ -12,9 +12,14 @@ from runtime.paths import allowed
 from state.agents import AgentModel
 from state.budget import Budget
 
-T = TypeVar("T", int, float, str)
+T = TypeVar("T", bool, int, float, str)
 PROTOCOLS = ("auto", "tools", "json")
 ESCALATIONS = ("interrupt", "skip")
+ROUTINGS = ("capability", "semantic", "load", "round_robin")
+DANGEROUS = ("deny", "ask")
+AGENT_DIRS_ENV = "DELEGATOR_AGENT_DIRS"
+"""Folders an `agents_dir` must lie in, if set (see `runtime.paths`)."""
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 class ConfigError(ValueError):
@@ -24,6 +29,7 @@ class ConfigError(ValueError):
 KB_DIRS_ENV = "DELEGATOR_KB_DIRS"
 """Folders a `kb_path` must lie in, if set (see `runtime.paths`)."""
 _KINDS: dict[object, tuple[type, str]] = {
+    "bool": (bool, "true or false"),
     "int": (int, "whole number"),
     "float": (float, "number"),
     "str": (str, "string"),
@@ -34,7 +40,7 @@ def _checked(name: str, value: object, declared: object) -> object:
     kind, kind_name = _KINDS[declared]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
-    if not isinstance(value, kind) or isinstance(value, bool):
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise ConfigError(
             f"{name} must be a {kind_name}, not {type(value).__name__} {value!r}"
         )
@@ -64,6 +70,10 @@ def setting(name: str, default: T, description: str) -> Any:
         raw = os.environ.get(env_name)
         if raw is None:
             return default
+        if isinstance(default, bool):
+            if raw.strip().lower() not in TRUE + FALSE:
+                raise ConfigError(f"{env_name}={raw!r} is not true or false")
+            return raw.strip().lower() in TRUE
         try:
             return type(default)(raw)
         except ValueError as err:
@@ -100,6 +110,41 @@ class Context:
         "auto",
         "How LLM subagents act: 'tools' (native tool calls), 'json' (one JSON "
         "step a turn, for small models) or 'auto' (json for local: models).",
+    )
+    agents_dir: str = setting(
+        "agents_dir",
+        "",
+        "A folder of subagent definitions (*.md) to add; one named like a "
+        "built-in replaces it.",
+    )
+    routing: str = setting(
+        "routing",
+        "capability",
+        "How facets are given to agents: 'capability' (the facet's words against "
+        "each agent's domains), 'semantic' (TF-IDF similarity of the brief to each "
+        "description), 'load' (fewest tasks in flight) or 'round_robin'.",
+    )
+    gates: str = setting(
+        "gates",
+        "",
+        "Your own tool-call gates, 'module:function' separated by commas, from "
+        "packages DELEGATOR_GATE_PACKAGES allows; they run after the built-in ones.",
+    )
+    dangerous_tools: str = setting(
+        "dangerous_tools",
+        "deny",
+        "What a call to a dangerous tool (web_fetch) gets unless approved: 'deny', "
+        "or 'ask' a person through the branch's escalation.",
+    )
+    approved_tools: str = setting(
+        "approved_tools",
+        "",
+        "Dangerous tools the configuration approves, separated by commas.",
+    )
+    approve_plan: bool = setting(
+        "approve_plan",
+        False,
+        "Pause after planning for a person to accept, edit or extend the plan.",
     )
     kb_path: str = setting(
         "kb_path",
@@ -208,6 +253,16 @@ class Context:
         for f in fields(self):
             setattr(self, f.name, _checked(f.name, getattr(self, f.name), f.type))
         check_kb_path(self.kb_path)
+        if self.agents_dir and not allowed(self.agents_dir, AGENT_DIRS_ENV):
+            raise ConfigError("agents_dir is outside the folders this server allows")
+        for name, value, choices in (
+            ("routing", self.routing, ROUTINGS),
+            ("dangerous_tools", self.dangerous_tools, DANGEROUS),
+        ):
+            if value not in choices:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(choices)}, not {value!r}"
+                )
         for name in (
             "lead_max_tokens",
             "subagent_max_tokens",
@@ -266,6 +321,11 @@ class Context:
                 tokens=self.task_token_budget, tool_calls=self.task_tool_calls
             ),
         }
+
+    @property
+    def approved(self) -> frozenset[str]:
+        """The dangerous tools the configuration approves."""
+        return frozenset(t.strip() for t in self.approved_tools.split(",") if t.strip())
 
     def agent_model(self, model: AgentModel) -> ModelSettings:
         """The model settings an agent runs on: its role's, or none at all."""

@@ -15,11 +15,17 @@ AgentModel = Literal["subagent", "lead", "extractive"]
 class AgentManifest(BaseModel):
     """A validated subagent definition."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     agent_id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     version: str = "1"
     description: str = Field(min_length=1)
+    domains: tuple[str, ...] = Field(
+        default=(), description="What it is good at; capability routing reads them."
+    )
+    routable: bool = Field(
+        default=True, description="Whether routing may choose it for a facet."
+    )
     tools: tuple[str, ...] = Field(min_length=1)
     disallowed_tools: tuple[str, ...] = ()
     model: AgentModel = "subagent"

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from state.budget import Budget
+from state.denials import Denial
 from state.findings import Finding, Source
 from state.plan import Facet
 from state.usage import Usage
@@ -60,6 +61,10 @@ class TaskDefinition(BaseModel):
     failures: int = Field(
         default=0, ge=0, description="Earlier tasks of this facet that failed."
     )
+    approved_tools: tuple[str, ...] = Field(
+        default=(), description="Dangerous tools a person approved for this task."
+    )
+    route: str = Field(default="", description="Why this agent was chosen.")
     round: int = 0
 
     @classmethod
@@ -130,6 +135,9 @@ class TaskResult(BaseModel):
         default=None, description="Why a failed task failed."
     )
     attempts: int = Field(default=1, ge=1, description="Attempts it took.")
+    denials: tuple[Denial, ...] = Field(
+        default=(), description="Tool calls its gates refused."
+    )
     escalation: Literal["retry", "hint", "skip", "abort"] | None = Field(
         default=None, description="What a person (or the skip rule) decided for it."
     )
@@ -147,6 +155,7 @@ class TaskResult(BaseModel):
         steps: int = 0,
         failure: FailureKind | None = None,
         attempts: int = 1,
+        denials: Sequence[Denial] = (),
     ) -> TaskResult:
         """The result of `task`: failed, a success or partial.
 
@@ -173,4 +182,5 @@ class TaskResult(BaseModel):
             steps=steps,
             failure=failure,
             attempts=attempts,
+            denials=tuple(denials),
         )

@@ -21,7 +21,6 @@ from pydantic import BaseModel, Field
 from runtime.kb import KnowledgeBase
 from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
-from state.tasks import TaskDefinition
 from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
 from subagents.contract import (
     MAX_FINDINGS,
@@ -30,6 +29,7 @@ from subagents.contract import (
     answer_output,
     invalid_output,
 )
+from subagents.gates import Gates
 from subagents.llm_agent import FINISH_PROMPT
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
@@ -69,10 +69,10 @@ def recursion_limit(max_turns: int) -> int:
 
 
 def build_json_agent(
-    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase
+    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase, gates: Gates
 ) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
-    """A loop of JSON steps over the definition's allowed tools."""
-    tools = {n: t for n, t in make_tools(kb).items() if n in manifest.allowed_tools}
+    """A loop of JSON steps over the definition's allowed tools, each gated."""
+    tools = make_tools(kb)
 
     def spent(state: AgentState) -> str | None:
         tool_calls = sum(isinstance(m, AIMessage) for m in state["messages"])
@@ -99,22 +99,25 @@ def build_json_agent(
                 steps=steps + 1,
             )
             return Command(update=output, goto="__end__")
-        result = await asyncio.to_thread(run_tool, chosen, state["task"])
-        room_for_a_turn = state["remaining_steps"] > 2
-        return Command(
-            update={"messages": [said, HumanMessage(result)], "tokens": usage.tokens},
-            goto="step" if room_for_a_turn else "finish",
+        args = (
+            {"query": chosen.query}
+            if chosen.action == "search"
+            else {"passage_id": chosen.passage_id}
         )
-
-    def run_tool(chosen: SubagentStep, task: TaskDefinition) -> str:
-        tool = tools.get(chosen.action)
-        if tool is None:
-            return f"{chosen.action} is not a tool you may use."
-        if chosen.action == "search":
-            output = tool.invoke({"query": chosen.query, "task": task})
+        update: dict[str, object] = {"tokens": usage.tokens}
+        denial = gates.check(state["task"], chosen.action, args, state["messages"])
+        if denial is None:
+            result = await asyncio.to_thread(run_tool, chosen.action, args, state)
         else:
-            output = tool.invoke({"passage_id": chosen.passage_id})
-        return f"Result of {chosen.action}:\n{output}"
+            result, update["denials"] = denial.message(), [denial]
+        update["messages"] = [said, HumanMessage(result)]
+        room_for_a_turn = state["remaining_steps"] > 2
+        return Command(update=update, goto="step" if room_for_a_turn else "finish")
+
+    def run_tool(action: str, args: dict[str, str], state: AgentState) -> str:
+        task = {"task": state["task"]} if action == "search" else {}
+        output = tools[action].invoke({**args, **task})
+        return f"Result of {action}:\n{output}"
 
     async def finish(state: AgentState) -> dict[str, object]:
         reason = spent(state)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Collection
-from typing import Literal
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Literal
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +27,8 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
@@ -40,6 +42,7 @@ from state.agents import AgentManifest
 from state.usage import Usage
 from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
 from subagents.contract import SubagentAnswer, answer_output, invalid_output
+from subagents.gates import Gates
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
 
@@ -110,15 +113,34 @@ def with_text_tool_calls(message: BaseMessage, tools: Collection[str]) -> BaseMe
 
 
 def build_llm_agent(
-    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase
+    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase, gates: Gates
 ) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
-    """A tool loop over the definition's allowed tools, capped at its max_turns."""
+    """A tool loop over the definition's allowed tools, capped at its max_turns.
+
+    Every tool call passes the gates first; a denied one gets a tool message
+    saying why, and the denial is kept.
+    """
     available = make_tools(kb)
     tools: list[BaseTool] = [
         available[t] for t in manifest.allowed_tools if t in available
     ]
     names = [t.name for t in tools]
     agent_model = model.bind_tools(tools) if tools else model
+
+    async def gated(
+        request: ToolCallRequest,
+        execute: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        call, state = request.tool_call, request.state
+        denial = gates.check(
+            state["task"], call["name"], call["args"], state["messages"]
+        )
+        if denial is None:
+            return await execute(request)
+        refused = ToolMessage(
+            denial.message(), tool_call_id=call["id"], name=call["name"], status="error"
+        )
+        return Command(update={"messages": [refused], "denials": [denial]})
 
     def tool_calls(state: AgentState) -> int:
         return sum(isinstance(m, ToolMessage) for m in state["messages"])
@@ -182,7 +204,7 @@ def build_llm_agent(
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node("agent", agent)
-    builder.add_node("tools", ToolNode(tools))
+    builder.add_node("tools", ToolNode(tools, awrap_tool_call=gated))
     builder.add_node("answer", answer)
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", after_agent)

@@ -1,4 +1,10 @@
-"""Subagent definitions: Markdown files with YAML front matter, validated."""
+"""Subagent definitions: Markdown files with YAML front matter, validated.
+
+The built-in definitions live in `subagents/definitions/`; a user's folder
+(`--agents DIR`, the context's `agents_dir`) adds more, and a user definition
+with a built-in's name replaces it. A file that is not a valid subagent fails
+at load, naming the file and the reason.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from state.agents import AgentManifest
+from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
 
 DEFINITIONS = Path(__file__).parent / "definitions"
 
@@ -19,7 +26,10 @@ class DefinitionError(ValueError):
 
 def load_definition(path: Path) -> AgentManifest:
     """Parse one definition: front matter fields, the body as system prompt."""
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise DefinitionError(f"{path}: cannot be read: {err}") from err
     head, sep, body = text.removeprefix("---\n").partition("\n---\n")
     if not text.startswith("---\n") or not sep:
         raise DefinitionError(f"{path}: no YAML front matter between '---' lines")
@@ -29,6 +39,16 @@ def load_definition(path: Path) -> AgentManifest:
         raise DefinitionError(f"{path}: front matter is not YAML: {err}") from err
     if not isinstance(meta, dict):
         raise DefinitionError(f"{path}: front matter must be a mapping")
+    for tool in [*_names(meta.get("tools")), *_names(meta.get("disallowed_tools"))]:
+        if tool in DELEGATING_TOOLS:
+            raise DefinitionError(
+                f"{path}: tool {tool!r} hands work to another agent; a subagent "
+                "cannot delegate"
+            )
+        if tool not in TOOL_NAMES:
+            raise DefinitionError(
+                f"{path}: unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"
+            )
     fields = {
         "agent_id": meta.pop("name", path.stem),
         "timeout_s": meta.pop("timeout", 60.0),
@@ -41,21 +61,35 @@ def load_definition(path: Path) -> AgentManifest:
         raise DefinitionError(f"{path}: {err}") from err
 
 
-@functools.cache
-def load_registry(folder: Path = DEFINITIONS) -> dict[str, AgentManifest]:
+def _names(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def load_folder(folder: Path) -> dict[str, AgentManifest]:
     """Every definition in `folder`, by agent id."""
+    if not folder.is_dir():
+        raise DefinitionError(f"{folder}: no such folder of subagent definitions")
     manifests = [load_definition(p) for p in sorted(folder.glob("*.md"))]
     registry = {m.agent_id: m for m in manifests}
     if len(registry) != len(manifests):
         raise DefinitionError(f"{folder}: two definitions share an agent id")
+    return registry
+
+
+@functools.cache
+def load_registry(user_folder: str = "") -> dict[str, AgentManifest]:
+    """The built-in definitions, with a user's folder added over them."""
+    registry = load_folder(DEFINITIONS)
+    if user_folder:
+        registry |= load_folder(Path(user_folder))
     if not registry:
-        raise DefinitionError(f"{folder}: no subagent definitions")
-    for manifest in manifests:
+        raise DefinitionError("no subagent definitions")
+    for manifest in registry.values():
         fallback = manifest.fallback
         if fallback is not None and fallback not in registry:
             raise DefinitionError(
-                f"{folder}: {manifest.agent_id}'s fallback {fallback!r} is not defined"
+                f"{manifest.agent_id}'s fallback {fallback!r} is not defined"
             )
         if fallback == manifest.agent_id:
-            raise DefinitionError(f"{folder}: {fallback} cannot be its own fallback")
+            raise DefinitionError(f"{fallback} cannot be its own fallback")
     return registry

@@ -41,6 +41,7 @@ from state.budget import Budget
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
 from subagents.extractive_agent import build_extractive_agent
+from subagents.gates import GatePolicy, Gates
 from subagents.json_agent import build_json_agent
 from subagents.llm_agent import build_llm_agent
 from subagents.registry import load_registry
@@ -55,19 +56,29 @@ def compiled_subagent(
     settings: ModelSettings,
     kb_path: str,
     findings_per_value: int,
+    policy: GatePolicy,
 ) -> Subagent:
     """The agent's subgraph for its model (extractive when it names no model).
 
-    The most recently used are kept compiled; the cache is bounded, whatever
-    settings callers send.
+    Its tool calls pass the agent's gates under `policy`. The most recently
+    used are kept compiled; the cache is bounded, whatever settings callers
+    send.
     """
     kb = knowledge_base(kb_path)
     model = load_chat_model(settings)
+    gates = Gates(manifest, policy)
     if model is None:
-        return build_extractive_agent(manifest, kb, findings_per_value)
+        return build_extractive_agent(manifest, kb, findings_per_value, gates)
     if settings.protocol == "json":
-        return build_json_agent(manifest, model, kb)
-    return build_llm_agent(manifest, model, kb)
+        return build_json_agent(manifest, model, kb, gates)
+    return build_llm_agent(manifest, model, kb, gates)
+
+
+def gate_policy(ctx: Context) -> GatePolicy:
+    """The gate settings of a run's context."""
+    return GatePolicy(
+        dangerous=ctx.dangerous_tools, approved=ctx.approved, user_gates=ctx.gates
+    )
 
 
 class AttemptError(Exception):
@@ -91,7 +102,7 @@ async def run_task(task: TaskDefinition) -> TaskResult:
     is still failing after its attempts gives a failed result saying why.
     """
     ctx = get_runtime(Context).context
-    manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
+    manifest = (await asyncio.to_thread(load_registry, ctx.agents_dir))[task.agent_id]
     settings = ctx.agent_model(manifest.model)
     limit = parallel_limit(settings) or ctx.max_parallel
     idle = TimeoutPolicy(idle_timeout=task.idle_timeout_s or None)
@@ -147,13 +158,14 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     """
     runtime = get_runtime(Context)
     ctx, number = runtime.context, attempt_number(runtime)
-    manifest = (await asyncio.to_thread(load_registry))[task.agent_id]
+    manifest = (await asyncio.to_thread(load_registry, ctx.agents_dir))[task.agent_id]
     subagent = await asyncio.to_thread(
         compiled_subagent,
         manifest,
         ctx.agent_model(manifest.model),
         ctx.kb_path,
         ctx.findings_per_value,
+        gate_policy(ctx),
     )
     limit = time_limit(task, manifest)
     budget = task.budget.tighter(manifest.budget).tighter(Budget(seconds=limit))
@@ -181,4 +193,5 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
         steps=outcome["steps"],
         failure=outcome.get("failure"),
         attempts=number,
+        denials=outcome.get("denials", []),
     )

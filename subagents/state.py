@@ -12,6 +12,7 @@ from langgraph.managed import RemainingSteps
 from typing_extensions import TypedDict
 
 from state.budget import Budget
+from state.denials import Denial
 from state.findings import Finding
 from state.tasks import FailureKind, TaskDefinition
 from subagents.contract import brief
@@ -53,12 +54,14 @@ class AgentOutput(TypedDict):
         errors: Why the others were refused, or why no answer came.
         steps: Model turns and tool calls.
         failure: Why it failed, when its answer never validated.
+        denials: Tool calls its gates refused.
     """
 
     findings: list[Finding]
     errors: list[str]
     steps: int
     failure: FailureKind | None
+    denials: list[Denial]
 
 
 class AgentState(TypedDict):
@@ -74,6 +77,7 @@ class AgentState(TypedDict):
         budget: Its token, time and tool-call envelope.
         started_at: When it started (seconds since the epoch).
         tokens: Model tokens spent so far.
+        denials: Tool calls its gates refused.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
 
@@ -82,6 +86,7 @@ class AgentState(TypedDict):
     budget: Budget
     started_at: float
     tokens: Annotated[int, operator.add]
+    denials: Annotated[list[Denial], operator.add]
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]
     steps: int

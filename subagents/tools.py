@@ -1,7 +1,9 @@
-"""The tools subagents may call: search and read over the knowledge base.
+"""The tools subagents may call: search and read the knowledge base, fetch a page.
 
 Each call sees the subagent's task (LangGraph's `InjectedState`, hidden from
 the model): a search leaves out the passages the run has already cited.
+`web_fetch` reaches outside the knowledge base, so it is dangerous: the gates
+deny it unless the configuration approves it (see `subagents.gates`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
+import httpx
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import InjectedState
 
@@ -16,11 +19,21 @@ from runtime.kb import KnowledgeBase, Passage
 from state.tasks import TaskDefinition
 
 SNIPPET_CHARS = 500
+FETCH_CHARS = 4000
+FETCH_TIMEOUT_S = 10.0
+TOOL_NAMES = ("search", "read", "web_fetch")
+"""Every tool a definition may name."""
+DANGEROUS_TOOLS = frozenset({"web_fetch"})
+"""Tools that reach outside the knowledge base."""
+DELEGATING_TOOLS = frozenset(
+    {"task", "delegate", "handoff", "transfer_to_agent", "spawn_agent", "call_agent"}
+)
+"""Tool names that hand work to another agent: no subagent may have one."""
 Task = Annotated[TaskDefinition, InjectedState("task")]
 
 
 def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
-    """The knowledge base tools, by name."""
+    """Every tool, by name."""
 
     def search(  # noqa: D417 - `task` is injected, not the model's to give
         query: str, task: Task, k: int = 5, match_all: bool = False
@@ -53,10 +66,24 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             return json.dumps({"error": f"no passage {passage_id!r}"})
         return json.dumps(_describe(passage, None), ensure_ascii=False)
 
-    return {
-        "search": StructuredTool.from_function(search),
-        "read": StructuredTool.from_function(read),
-    }
+    def web_fetch(url: str) -> str:
+        """Fetch a web page's text (http or https).
+
+        Args:
+            url: The page to fetch.
+        """
+        if not url.startswith(("http://", "https://")):
+            return json.dumps({"error": "only http(s) URLs can be fetched"})
+        try:
+            reply = httpx.get(url, timeout=FETCH_TIMEOUT_S, follow_redirects=False)
+        except httpx.HTTPError as err:
+            return json.dumps({"error": f"could not fetch {url}: {err}"})
+        return json.dumps(
+            {"url": url, "status": reply.status_code, "text": reply.text[:FETCH_CHARS]}
+        )
+
+    tools = (search, read, web_fetch)
+    return {f.__name__: StructuredTool.from_function(f) for f in tools}
 
 
 def _describe(passage: Passage, limit: int | None) -> dict[str, str]:

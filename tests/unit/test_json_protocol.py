@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
+from subagents.gates import GatePolicy, Gates
 from subagents.json_agent import build_json_agent
 from subagents.state import agent_input
 from tests.unit.fakes import scripted
@@ -51,7 +52,9 @@ def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
         max_turns=max_turns,
         system_prompt="Research.",
     )
-    agent = build_json_agent(manifest, model, KnowledgeBase(kb))
+    agent = build_json_agent(
+        manifest, model, KnowledgeBase(kb), Gates(manifest, GatePolicy())
+    )
     start = agent_input("Research.", TASK)
     return dict(asyncio.run(agent.ainvoke(start)))
 

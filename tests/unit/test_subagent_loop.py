@@ -13,6 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
+from subagents.gates import GatePolicy, Gates
 from subagents.llm_agent import FINISH_PROMPT, build_llm_agent, text_tool_calls
 from subagents.state import agent_input
 from tests.unit.fakes import Scripted
@@ -69,8 +70,17 @@ def manifest(max_turns: int) -> AgentManifest:
     )
 
 
+def ungated(max_turns: int) -> Gates:
+    return Gates(manifest(max_turns), GatePolicy())
+
+
 def run(model: EndlessSearcher, max_turns: int, kb: str) -> dict[str, Any]:
-    agent = build_llm_agent(manifest(max_turns), model, KnowledgeBase(kb))
+    agent = build_llm_agent(
+        manifest(max_turns),
+        model,
+        KnowledgeBase(kb),
+        Gates(manifest(max_turns), GatePolicy()),
+    )
     start = agent_input("Search.", TASK)
     return dict(asyncio.run(agent.ainvoke(start)))
 
@@ -86,7 +96,7 @@ def test_turns_stop_at_max_turns_then_the_agent_must_answer(creative_kb: str) ->
 
 def test_only_the_output_schema_leaves_the_subagent(creative_kb: str) -> None:
     out = run(EndlessSearcher(), 2, creative_kb)
-    assert set(out) <= {"findings", "errors", "usage", "steps", "failure"}
+    assert set(out) <= {"findings", "errors", "usage", "steps", "failure", "denials"}
     assert "messages" not in out and "task" not in out
 
 
@@ -119,7 +129,9 @@ def test_a_text_tool_call_runs_the_tool(creative_kb: str) -> None:
         '"passage_id": "AI_in_music#0", "values": ["music"]}]}'
     )
     model = TextCaller(messages=iter([AIMessage(written), AIMessage(answer)]))
-    agent = build_llm_agent(manifest(3), model, KnowledgeBase(creative_kb))
+    agent = build_llm_agent(
+        manifest(3), model, KnowledgeBase(creative_kb), Gates(manifest(3), GatePolicy())
+    )
     start = agent_input("Search.", TASK)
     out = asyncio.run(agent.ainvoke(start))
     assert out["steps"] == 3  # the call, its result, the answer
@@ -131,7 +143,9 @@ def test_prose_instead_of_an_answer_gets_one_correction_then_fails(
 ) -> None:
     prose = AIMessage("I found many interesting things about music.")
     model = TextCaller(messages=iter([prose, prose, prose]))
-    agent = build_llm_agent(manifest(3), model, KnowledgeBase(creative_kb))
+    agent = build_llm_agent(
+        manifest(3), model, KnowledgeBase(creative_kb), Gates(manifest(3), GatePolicy())
+    )
     start = agent_input("Search.", TASK)
     out = asyncio.run(agent.ainvoke(start))
     assert out["failure"] == "invalid output"

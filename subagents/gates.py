@@ -1,0 +1,187 @@
+"""Gates: deterministic checks every tool call passes before it runs.
+
+In order: the agent's allow-list, its deny-list, the dangerous-tool rule, the
+prerequisite rule (`read` only a passage an earlier `search` of the same
+subagent returned), then the user's own gates named in the context. The first
+gate that objects denies the call: the subagent gets a tool message saying why,
+nothing raises, and its result records the denial (a GATE event). A dangerous
+tool is denied unless the configuration approves it; with
+`dangerous_tools="ask"` the denial goes to a person through the branch's
+escalation, whose `retry` approves it for that task.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
+
+from runtime.reliability import shorten
+from state.agents import AgentManifest
+from state.denials import Denial
+from state.tasks import TaskDefinition
+from subagents.tools import DANGEROUS_TOOLS
+
+GATE_PACKAGES_ENV = "DELEGATOR_GATE_PACKAGES"
+"""Top-level packages whose callables the context may name as gates."""
+SEARCH_RESULT = "Result of search:\n"
+"""How the json protocol hands a search result back to its model."""
+
+
+@dataclass(frozen=True)
+class ToolCallCheck:
+    """What a gate sees of one tool call.
+
+    Attributes:
+        agent: The calling subagent's definition.
+        task: The task it works on.
+        tool: The tool it asks for.
+        args: The arguments it gives.
+        found: The passage ids its earlier searches returned.
+    """
+
+    agent: AgentManifest
+    task: TaskDefinition
+    tool: str
+    args: Mapping[str, Any]
+    found: frozenset[str]
+
+
+Gate = Callable[[ToolCallCheck], str | None]
+"""A check: the reason to deny the call, or None to let it through."""
+
+
+def allow_list(call: ToolCallCheck) -> str | None:
+    """Only the tools the agent's definition lists."""
+    if call.tool in call.agent.tools:
+        return None
+    return f"{call.agent.agent_id} may use only {', '.join(call.agent.tools)}"
+
+
+def deny_list(call: ToolCallCheck) -> str | None:
+    """None of the tools the agent's definition disallows."""
+    if call.tool not in call.agent.disallowed_tools:
+        return None
+    return f"{call.agent.agent_id} is not allowed {call.tool}"
+
+
+def read_after_search(call: ToolCallCheck) -> str | None:
+    """`read` only a passage that an earlier search of this subagent returned."""
+    if call.tool != "read" or str(call.args.get("passage_id")) in call.found:
+        return None
+    return "read only a passage_id that one of your searches returned"
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """The configuration the gates apply.
+
+    Attributes:
+        dangerous: 'deny' a dangerous tool, or 'ask' a person.
+        approved: Dangerous tools the configuration approves.
+        user_gates: The context's 'module:function' gates, comma-separated.
+    """
+
+    dangerous: str = "deny"
+    approved: frozenset[str] = frozenset()
+    user_gates: str = ""
+
+
+class Gates:
+    """The ordered gates of one agent under one policy."""
+
+    def __init__(self, agent: AgentManifest, policy: GatePolicy) -> None:
+        self.agent, self.policy = agent, policy
+        self.chain: list[tuple[str, Gate]] = [
+            ("allow-list", allow_list),
+            ("deny-list", deny_list),
+            ("dangerous-tool", self.dangerous),
+            ("prerequisite", read_after_search),
+            *user_gates(policy.user_gates),
+        ]
+
+    def dangerous(self, call: ToolCallCheck) -> str | None:
+        """A dangerous tool only if the configuration or a person approved it."""
+        approved = self.policy.approved | set(call.task.approved_tools)
+        if call.tool not in DANGEROUS_TOOLS or call.tool in approved:
+            return None
+        return f"{call.tool} reaches outside the knowledge base and is not approved"
+
+    def check(
+        self,
+        task: TaskDefinition,
+        tool: str,
+        args: Mapping[str, Any],
+        messages: Iterable[AnyMessage],
+    ) -> Denial | None:
+        """The first gate's denial of this call, or None if every gate lets it by."""
+        call = ToolCallCheck(self.agent, task, tool, args, passages_found(messages))
+        for rule, gate in self.chain:
+            reason = gate(call)
+            if reason is not None:
+                return Denial(
+                    tool=tool,
+                    rule=rule,
+                    reason=reason,
+                    args=shorten(json.dumps(dict(args), default=str), 200),
+                    needs_person=rule == "dangerous-tool"
+                    and self.policy.dangerous == "ask",
+                )
+        return None
+
+
+def passages_found(messages: Iterable[AnyMessage]) -> frozenset[str]:
+    """The passage ids that the searches in a subagent's messages returned."""
+    found: set[str] = set()
+    for message in messages:
+        text = str(message.content)
+        if isinstance(message, ToolMessage) and message.name == "search":
+            payload = text
+        elif isinstance(message, HumanMessage) and text.startswith(SEARCH_RESULT):
+            payload = text.removeprefix(SEARCH_RESULT)
+        else:
+            continue
+        try:
+            hits = json.loads(payload)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(hits, list):
+            found |= {str(h["passage_id"]) for h in hits if isinstance(h, dict)}
+    return frozenset(found)
+
+
+class GateConfigError(ValueError):
+    """A user gate that cannot be loaded."""
+
+
+@functools.cache
+def user_gates(spec: str) -> tuple[tuple[str, Gate], ...]:
+    """The gates a context names ('module:function', comma-separated).
+
+    Only modules of the top-level packages `DELEGATOR_GATE_PACKAGES` lists are
+    imported: a caller of the server cannot make it import anything else.
+    """
+    allowed = {p.strip() for p in os.environ.get(GATE_PACKAGES_ENV, "").split(",")}
+    gates: list[tuple[str, Gate]] = []
+    for name in (n.strip() for n in spec.split(",") if n.strip()):
+        module, _, function = name.partition(":")
+        if not module or not function:
+            raise GateConfigError(f"gate {name!r} is not 'module:function'")
+        if module.split(".")[0] not in allowed - {""}:
+            raise GateConfigError(
+                f"gate {name!r} is not in a package {GATE_PACKAGES_ENV} allows"
+            )
+        try:
+            gate = getattr(importlib.import_module(module), function)
+        except (ImportError, AttributeError) as err:
+            raise GateConfigError(f"gate {name!r} cannot be loaded: {err}") from err
+        if not callable(gate):
+            raise GateConfigError(f"gate {name!r} is not callable")
+        gates.append((name, gate))
+    return tuple(gates)
