@@ -63,6 +63,11 @@ class RunProgress:
                 f"[yellow]retry[/] attempt {event.get('attempt')} of {event.get('of')}"
                 f" ({shown(event.get('agent', ''))})"
             )
+        elif kind == "GATE":
+            self.console.log(
+                f"[red]denied[/] {shown(event.get('tool', ''))} by the "
+                f"{shown(event.get('rule', ''))} gate: {shown(event.get('reason', ''))}"
+            )
         elif kind == "ESCALATE":
             self.console.log(
                 f"[magenta]escalate[/] {shown(event.get('reason', ''))} -> "

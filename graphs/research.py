@@ -1,9 +1,11 @@
 """The coordinator graph, exported as `graph` for langgraph.json.
 
-START -> dispatch -> (Send x N) -> subagent -> aggregate -> verify -> gap_check
-gap_check --gaps--> (Send x M) -> subagent      (re-delegation)
-gap_check --covered / no gain / max_rounds--> write -> END
-dispatch --direct answer--> aggregate   (checked like any other findings)
+START -> dispatch -> approve_plan -> (Send x N) -> subagent -> aggregate -> verify
+verify -> gap_check --gaps--> (Send x M) -> subagent      (re-delegation)
+gap_check --covered / no gain / max_rounds / budget--> write -> END
+approve_plan --direct answer--> aggregate   (checked like any other findings)
+
+approve_plan passes the plan through unless a person is to review it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
 from nodes.aggregate import aggregate
+from nodes.approve_plan import approve_plan
 from nodes.dispatch import dispatch
 from nodes.gap_check import gap_check
 from nodes.subagent import subagent
@@ -29,7 +32,7 @@ def delegate(state: ResearchState) -> list[Send]:
     return [Send("subagent", {"task": task}) for task in state.get("pending", [])]
 
 
-def after_dispatch(state: ResearchState) -> list[Send] | Literal["aggregate"]:
+def after_approval(state: ResearchState) -> list[Send] | Literal["aggregate"]:
     """Fan out the plan's tasks; a direct answer goes straight to aggregation."""
     return delegate(state) or "aggregate"
 
@@ -41,13 +44,15 @@ def after_gap_check(state: ResearchState) -> list[Send] | Literal["write"]:
 
 builder = StateGraph(ResearchState, context_schema=Context, input_schema=InputState)
 builder.add_node("dispatch", dispatch)
+builder.add_node("approve_plan", approve_plan)
 builder.add_node("subagent", subagent)
 builder.add_node("aggregate", aggregate)
 builder.add_node("verify", verify)
 builder.add_node("gap_check", gap_check)
 builder.add_node("write", write)
 builder.add_edge(START, "dispatch")
-builder.add_conditional_edges("dispatch", after_dispatch, ["subagent", "aggregate"])
+builder.add_edge("dispatch", "approve_plan")
+builder.add_conditional_edges("approve_plan", after_approval, ["subagent", "aggregate"])
 builder.add_edge("subagent", "aggregate")
 builder.add_edge("aggregate", "verify")
 builder.add_edge("verify", "gap_check")

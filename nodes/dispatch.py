@@ -22,7 +22,9 @@ from state.graph import ResearchState
 from state.plan import LEAD_AGENT, CoveragePlan
 from state.question import check_question
 from state.tasks import TaskDefinition
+from subagents.gates import user_gates
 from subagents.registry import DefinitionError, load_registry
+from subagents.routing import Router
 
 
 def run_trace_id() -> str:
@@ -47,12 +49,9 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
     agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
     model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
+    user_gates(ctx.gates)  # a gate that cannot be loaded fails the run here
     planned = await planner(
-        model,
-        kb,
-        max_facets=ctx.max_subagents,
-        agents=agents,
-        timeout_s=ctx.lead_timeout_s,
+        model, kb, max_facets=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
     ).plan(question)
     plan, trace_id = planned.plan, run_trace_id()
     check_agents(plan, agents)
@@ -87,17 +86,34 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
             answer_directly, kb, plan, trace_id, ctx.task_timeout_s
         )
         return {**fresh_run, "results": Overwrite({result.task_id: result})}
-    tasks = [
-        TaskDefinition.for_facet(
-            facet,
-            question=question,
-            trace_id=trace_id,
-            round_no=0,
-            **ctx.task_limits(),
+    return {**fresh_run, "pending": first_tasks(plan, ctx, trace_id, agents)}
+
+
+def first_tasks(
+    plan: CoveragePlan,
+    ctx: Context,
+    trace_id: str,
+    agents: dict[str, AgentManifest],
+) -> list[TaskDefinition]:
+    """One task per facet for the first round, each routed to an agent."""
+    router = Router(agents, {}, ctx.routing)
+    tasks = []
+    for facet in plan.facets[: ctx.max_subagents]:
+        agent, why = router.assign(facet)
+        if agent is None:
+            raise DefinitionError(f"no subagent can take facet {facet.id}: {why}")
+        tasks.append(
+            TaskDefinition.for_facet(
+                facet,
+                question=plan.question,
+                trace_id=trace_id,
+                round_no=0,
+                agent_id=agent,
+                route=why,
+                **ctx.task_limits(),
+            )
         )
-        for facet in plan.facets[: ctx.max_subagents]
-    ]
-    return {**fresh_run, "pending": tasks}
+    return tasks
 
 
 def check_agents(plan: CoveragePlan, agents: dict[str, AgentManifest]) -> None:

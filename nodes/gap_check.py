@@ -31,7 +31,7 @@ from state.plan import CoveragePlan
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
 from subagents.registry import load_registry
-from subagents.routing import Route, routes
+from subagents.routing import Router
 
 MAX_ATTEMPTS_PER_VALUE = 2
 """Tasks a value may be sent in before it is left uncovered."""
@@ -72,7 +72,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         trace_id=state["trace_id"],
         round_no=round_no + 1,
         ctx=ctx,
-        routes=routes(agents, state.get("breakers", {})),
+        router=Router(agents, state.get("breakers", {}), ctx.routing),
         remaining_s=remaining,
     )
     aborted = any(r.escalation == "abort" for r in results)
@@ -251,7 +251,7 @@ def next_tasks(
     trace_id: str,
     round_no: int,
     ctx: Context,
-    routes: dict[str, Route],
+    router: Router,
     remaining_s: float,
 ) -> tuple[list[TaskDefinition], dict[str, str]]:
     """One task per facet for its uncovered values not yet tried too often.
@@ -286,7 +286,7 @@ def next_tasks(
     tasks = []
     for facet_id, values in never_tried_first:
         facet = facets[facet_id]
-        agent_id, why = routes.get(facet.agent_id, (facet.agent_id, ""))
+        agent_id, why = router.assign(facet)
         if agent_id is None:
             blocked.update(dict.fromkeys(values, why))
             continue
@@ -300,6 +300,7 @@ def next_tasks(
                 cited=cited,
                 earlier=tuple(e for v in values if (e := earlier_attempt(v, results))),
                 agent_id=agent_id,
+                route=why,
                 failures=failures[facet_id],
                 **ctx.task_limits(remaining_s),
             )

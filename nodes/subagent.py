@@ -1,9 +1,10 @@
 """subagent: run one task in its agent's isolated subgraph; return only a result.
 
-A task that fails once too often for its facet escalates inside its own branch:
-`interrupt()` with a HandoffSummary while its sibling branches finish. The
-person's decision runs it once more (retry, or a hint added to its brief),
-leaves it failed (skip), or also stops the run (abort). With
+A task escalates inside its own branch when it fails once too often for its
+facet, or when a gate sent one of its tool calls to a person: `interrupt()`
+with a HandoffSummary while its sibling branches finish. The person's decision
+runs it once more (retry, which also approves the tool call; or a hint added to
+its brief), leaves it as it is (skip), or also stops the run (abort). With
 `on_escalation="skip"`, or no checkpointer to pause on, it is skipped.
 """
 
@@ -28,8 +29,8 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
     events = [delegated(task)]
     result = await settled_task(task)
     events += outcome(task, result)
-    if result.status == "failed" and task.failures + 1 >= ctx.escalate_after:
-        handoff = handoff_for(task, result)
+    handoff = escalation(task, result, ctx)
+    if handoff is not None:
         pausable = can_pause(runtime)
         if ctx.on_escalation == "interrupt" and pausable:
             decision = ask_person(handoff)
@@ -46,7 +47,7 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
             )
         )
         if decision.action in ("retry", "hint"):
-            again = with_hint(task, decision.hint)
+            again = once_more(task, result, decision)
             events.append(delegated(again))
             result = await settled_task(again)
             events += outcome(again, result)
@@ -65,6 +66,7 @@ def delegated(task: TaskDefinition) -> Event:
         "DELEGATE",
         task_id=task.task_id,
         agent=task.agent_id,
+        route=task.route or None,
         objective=task.brief,
         timeout=task.timeout_s,
         attempts=task.max_attempts,
@@ -74,7 +76,19 @@ def delegated(task: TaskDefinition) -> Event:
 
 
 def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
-    """A RETRY event per retry the task took, then its RESULT event."""
+    """A GATE event per denied tool call, a RETRY event per retry, its RESULT."""
+    gated = [
+        emit(
+            "GATE",
+            task_id=task.task_id,
+            agent=task.agent_id,
+            tool=denial.tool,
+            rule=denial.rule,
+            reason=denial.reason,
+            args=denial.args,
+        )
+        for denial in result.denials
+    ]
     retries = [
         emit(
             "RETRY",
@@ -98,11 +112,30 @@ def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
         round=task.round,
         error=result.errors[0] if result.errors else None,
     )
-    return [*retries, done]
+    return [*gated, *retries, done]
+
+
+def escalation(
+    task: TaskDefinition, result: TaskResult, ctx: Context
+) -> HandoffSummary | None:
+    """What to show a person about this task, or None if it need not escalate."""
+    for denial in result.denials:
+        if denial.needs_person:
+            return handoff_for(task, result).model_copy(
+                update={
+                    "reason": f"{task.agent_id} asked for {denial.tool}"
+                    f"({denial.args}), which needs a person's approval: "
+                    f"{denial.reason}",
+                    "recommended_action": "skip",
+                }
+            )
+    if result.status == "failed" and task.failures + 1 >= ctx.escalate_after:
+        return handoff_for(task, result)
+    return None
 
 
 def handoff_for(task: TaskDefinition, result: TaskResult) -> HandoffSummary:
-    """What a person is shown about a failed task."""
+    """What a person is shown about a task that cannot go on by itself."""
     why = result.errors[0] if result.errors else "no reason given"
     recommended: Action = (
         "retry"
@@ -129,7 +162,16 @@ def handoff_for(task: TaskDefinition, result: TaskResult) -> HandoffSummary:
     )
 
 
-def with_hint(task: TaskDefinition, hint: str) -> TaskDefinition:
-    """The task once more, one failure further, with a person's hint if any."""
-    earlier = (*task.earlier, f"A person's hint: {hint}") if hint else task.earlier
-    return task.model_copy(update={"earlier": earlier, "failures": task.failures + 1})
+def once_more(
+    task: TaskDefinition, result: TaskResult, decision: Decision
+) -> TaskDefinition:
+    """The task to run again: with the person's hint, or the tools they approved."""
+    update: dict[str, object] = {
+        "failures": task.failures + (result.status == "failed")
+    }
+    if decision.hint:
+        update["earlier"] = (*task.earlier, f"A person's hint: {decision.hint}")
+    if decision.action == "retry":
+        asked = {d.tool for d in result.denials if d.needs_person}
+        update["approved_tools"] = tuple(sorted({*task.approved_tools, *asked}))
+    return task.model_copy(update=update)

@@ -22,9 +22,7 @@ from runtime.structured import (
     ainvoke_structured,
     schema_instructions,
 )
-from state.agents import AgentManifest
 from state.plan import (
-    DEFAULT_AGENT,
     CoveragePlan,
     Dimension,
     Facet,
@@ -65,8 +63,7 @@ about, never from these instructions.
 
 Then write at most {max_facets} facets. Each facet is one subagent's task: a
 title, a brief that says exactly what to find, and the values it covers, spelled
-exactly as in the dimensions. Each value belongs to exactly one facet. Agents
-you can assign: {agents}.
+exactly as in the dimensions. Each value belongs to exactly one facet.
 
 Set direct_answer to true only when the question asks for one single fact that
 one or two searches answer. A question about several things, events, people or
@@ -101,7 +98,6 @@ class FacetDraft(BaseModel):
         max_length=12,
         description="The values this task covers, spelled as in the dimensions.",
     )
-    agent: Short = Field(default=DEFAULT_AGENT, description="The subagent to assign.")
 
 
 class PlanDraft(BaseModel):
@@ -131,14 +127,13 @@ class PlanDraft(BaseModel):
 class ModelPlanner:
     """The lead model plans; a plan the lint rejects gets one more try, then code.
 
-    Facets are numbered by code (f0, f1, ...), an agent no definition provides
-    falls back to the default one, and a plan that says `direct_answer` but
-    lists several values is taken as the plan it is.
+    Facets are numbered by code (f0, f1, ...); routing, not the lead, gives
+    them agents. A plan that says `direct_answer` but lists several values is
+    taken as the plan it is.
     """
 
     model: BaseChatModel
     max_facets: int
-    agents: dict[str, AgentManifest]
     timeout_s: float
 
     async def plan(self, question: str) -> Planned:
@@ -150,9 +145,6 @@ class ModelPlanner:
     async def _plan(self, question: str) -> Planned:
         prompt = PLAN_PROMPT.format(
             max_facets=self.max_facets,
-            agents="; ".join(
-                f"{a.agent_id} ({a.description})" for a in self.agents.values()
-            ),
             format=schema_instructions(PlanDraft),
         )
         messages = [SystemMessage(prompt), HumanMessage(question)]
@@ -191,7 +183,6 @@ class ModelPlanner:
                     title=f.title,
                     brief=f.brief,
                     values=tuple(dict.fromkeys(f.values)),
-                    agent_id=f.agent if f.agent in self.agents else DEFAULT_AGENT,
                 )
                 for n, f in enumerate(f for f in draft.facets if f.values)
             ),
@@ -337,10 +328,9 @@ def planner(
     kb: KnowledgeBase,
     *,
     max_facets: int,
-    agents: dict[str, AgentManifest],
     timeout_s: float,
 ) -> Planner:
     """The lead model's planner, or the corpus planner when there is no model."""
     if model is None:
         return CorpusPlanner(kb, max_facets)
-    return ModelPlanner(model, max_facets, agents, timeout_s)
+    return ModelPlanner(model, max_facets, timeout_s)

@@ -1,4 +1,4 @@
-"""The one event type of a run: DELEGATE, RESULT, RETRY, ESCALATE and COVERAGE."""
+"""The one event type of a run: DELEGATE, RESULT, RETRY, ESCALATE, COVERAGE, GATE."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EventKind = Literal["DELEGATE", "RESULT", "RETRY", "ESCALATE", "COVERAGE"]
+EventKind = Literal["DELEGATE", "RESULT", "RETRY", "ESCALATE", "COVERAGE", "GATE"]
 
 
 class Event(BaseModel):

@@ -77,10 +77,11 @@ def test_events_are_logged_in_protocol_form(
         research(QUESTION, extractive(freshwiki_kb, max_rounds=0))
     lines = [r.getMessage() for r in caplog.records if r.name == "delegator.events"]
     delegate = re.compile(
-        rf'^\[DELEGATE\] task_id={UUID} agent=researcher objective="[^"]+" timeout=\d'
+        rf"^\[DELEGATE\] task_id={UUID} agent=\w+ "
+        r'route="[^"]+" objective="[^"]+" timeout=\d'
     )
     result = re.compile(
-        rf"^\[RESULT\] task_id={UUID} agent=researcher status=(success|partial|failed)"
+        rf"^\[RESULT\] task_id={UUID} agent=\w+ status=(success|partial|failed)"
         r" exec=\d+\.\ds confidence=\d\.\d\d"
     )
     assert sum(bool(delegate.match(line)) for line in lines) == 5

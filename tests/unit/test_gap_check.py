@@ -16,6 +16,8 @@ from state.graph import ResearchState
 from state.plan import CoveragePlan, Dimension, facets_for_values
 from state.tasks import TaskDefinition, TaskResult
 from subagents.contract import brief
+from subagents.registry import load_registry
+from subagents.routing import Router
 from subagents.tools import make_tools
 from tests.support import extractive, run_node
 
@@ -111,7 +113,7 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
         trace_id="t",
         round_no=2,
         ctx=extractive(creative_kb, max_subagents=2),
-        routes={},
+        router=Router(load_registry(), {}, "capability"),
         remaining_s=5,
     )
     assert blocked == {}
@@ -185,7 +187,7 @@ def test_a_redelegated_task_carries_what_is_known(creative_kb: str) -> None:
         trace_id="t",
         round_no=1,
         ctx=extractive(creative_kb),
-        routes={},
+        router=Router(load_registry(), {}, "capability"),
         remaining_s=5,
     )
     assert task.cited == (cited.source,)
