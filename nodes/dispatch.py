@@ -22,6 +22,7 @@ from state.graph import ResearchState
 from state.plan import LEAD_AGENT, CoveragePlan
 from state.question import check_question
 from state.tasks import TaskDefinition
+from state.usage import Usage
 from subagents.gates import user_gates
 from subagents.registry import DefinitionError, load_registry
 from subagents.routing import Router
@@ -76,6 +77,8 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         "coverage": Overwrite([]),
         "events": Overwrite([event]),
         "lead_usage": Overwrite(planned.usage),
+        "verifier_usage": Overwrite(Usage()),
+        "fact_checks": {},
         "breakers": {},
         "blocked": {},
         "budget_granted": 0,

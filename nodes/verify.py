@@ -1,17 +1,64 @@
-"""verify: keep only findings that pass the checks by code; count the rest."""
+"""verify: keep only findings that pass the checks by code; count the rest.
+
+With a `verifier` set (e.g. the fact_checker definition) and a model to run it
+on, the findings the code let by are also judged by that agent, once each: it
+may refuse a claim its quote does not support, never add a finding.
+"""
 
 from __future__ import annotations
 
+import asyncio
+
 from langgraph.runtime import Runtime
 
+from roles.fact_check import UNSUPPORTED, FactChecker, finding_key
 from roles.verify import verify_findings
 from runtime.context import Context
 from runtime.kb import knowledge_base
+from runtime.models import load_chat_model
+from runtime.reliability import describe, settle
+from runtime.telemetry import emit
 from state.graph import ResearchState
+from subagents.registry import DefinitionError, load_registry
 
 
-def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
+async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     """Mark the findings that pass every check verified; drop the rest by reason."""
-    kb = knowledge_base(runtime.context.kb_path)
-    kept, dropped = verify_findings(state.get("findings", []), kb)
-    return {"findings": kept, "dropped": dict(dropped)}
+    ctx = runtime.context
+    kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
+    kept, dropped = await asyncio.to_thread(
+        verify_findings, state.get("findings", []), kb
+    )
+    update: ResearchState = {}
+    checked = dict(state.get("fact_checks", {}))
+    checker = await asyncio.to_thread(fact_checker, ctx)
+    unjudged = [f for f in kept if finding_key(f) not in checked]
+    if checker is not None and unjudged:
+        outcome = await settle(checker.judge(unjudged, kb))
+        if isinstance(outcome, Exception):
+            update["events"] = [
+                emit("COVERAGE", stage="fact_check", error=describe(outcome))
+            ]
+        else:
+            verdicts, usage = outcome
+            checked |= verdicts
+            update["fact_checks"] = checked
+            update["verifier_usage"] = usage
+    refused = [f for f in kept if checked.get(finding_key(f)) is False]
+    if refused:
+        dropped[UNSUPPORTED] += len(refused)
+        kept = [f for f in kept if checked.get(finding_key(f)) is not False]
+    return {**update, "findings": kept, "dropped": dict(dropped)}
+
+
+def fact_checker(ctx: Context) -> FactChecker | None:
+    """The verifier the context names, on its model; None without one or a model."""
+    if not ctx.verifier:
+        return None
+    manifest = load_registry(ctx.agents_dir).get(ctx.verifier)
+    if manifest is None:
+        raise DefinitionError(f"the verifier {ctx.verifier!r} names no definition")
+    model = load_chat_model(ctx.agent_model(manifest.model))
+    if model is None:
+        return None
+    return FactChecker(manifest, model, ctx.lead_timeout_s)

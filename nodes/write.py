@@ -55,6 +55,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         sentences_dropped=sentences,
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
+        verifier=state.get("verifier_usage", Usage()),
     )
     report = Report(
         markdown=render_markdown(

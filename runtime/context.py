@@ -141,6 +141,12 @@ class Context:
         "",
         "Dangerous tools the configuration approves, separated by commas.",
     )
+    verifier: str = setting(
+        "verifier",
+        "",
+        "A definition to run as verifier after the checks by code (e.g. "
+        "'fact_checker'); it may refuse findings, never add one. Empty: code only.",
+    )
     approve_plan: bool = setting(
         "approve_plan",
         False,

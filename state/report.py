@@ -87,7 +87,8 @@ class RunSummary(BaseModel):
     tokens: int = Field(default=0, description="All model tokens of the run.")
     tokens_by_role: dict[str, int] = Field(
         default_factory=dict,
-        description="Tokens of the lead (plan, enumerate, write) and the subagents.",
+        description="Tokens of the lead (plan, enumerate, write), the verifier "
+        "and the subagents.",
     )
     tokens_by_round: dict[str, int] = Field(
         default_factory=dict, description="Subagent tokens of each round."
@@ -123,6 +124,7 @@ class RunSummary(BaseModel):
         sentences_dropped: int,
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
+        verifier: Usage | None = None,
     ) -> RunSummary:
         """The run's numbers, from its results and coverage history."""
         slowest: dict[int, float] = defaultdict(float)
@@ -145,9 +147,12 @@ class RunSummary(BaseModel):
             dropped_by_reason=dropped,
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
-            tokens=sum(r.tokens for r in results) + lead.tokens,
+            tokens=sum(r.tokens for r in results)
+            + lead.tokens
+            + (verifier or Usage()).tokens,
             tokens_by_role={
                 "lead": lead.tokens,
+                "verifier": (verifier or Usage()).tokens,
                 "subagents": sum(r.tokens for r in results),
             },
             parent_context_tokens=lead.context,

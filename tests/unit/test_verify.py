@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from langgraph.runtime import Runtime
 
 from nodes.verify import verify
 from roles.verify import (
@@ -19,6 +18,7 @@ from roles.verify import (
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
 from state.findings import Finding
+from tests.support import run_node
 
 IMPACT = "Hurricane_Idalia#9"
 IMPACT_QUOTE = (
@@ -137,9 +137,10 @@ def test_a_finding_for_no_value_is_kept_as_evidence(freshwiki_kb: str) -> None:
 def test_verify_node_reports_drops_by_reason(freshwiki_kb: str) -> None:
     kb = KnowledgeBase(freshwiki_kb)
     findings = [finding(kb, IMPACT_QUOTE), finding(kb, "a"), finding(kb, " ")]
-    out = verify(
+    out = run_node(
+        verify,
         {"question": "q", "findings": findings},
-        Runtime(context=Context(kb_path=freshwiki_kb)),
+        Context(kb_path=freshwiki_kb, lead_model="extractive"),
     )
     assert [f.quote for f in out["findings"]] == [IMPACT_QUOTE]
     assert out["dropped"] == {SHORT_QUOTE: 2}
