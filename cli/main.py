@@ -19,8 +19,16 @@ from rich.markup import escape
 from rich.prompt import Prompt
 
 from cli import exits
-from cli.runs import Ask, EscalatedError, RunRequest, run_thread
-from runtime.checkpoints import DEFAULT_RUNS_DB
+from cli.parser import parser
+from cli.runs import (
+    Ask,
+    EscalatedError,
+    ForkFrom,
+    RunRequest,
+    ThreadError,
+    run_thread,
+    thread_history,
+)
 from runtime.context import Context
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest
 from runtime.reliability import describe
@@ -30,79 +38,6 @@ from state.question import QuestionError, check_question
 from state.report import Report
 
 
-def parser() -> argparse.ArgumentParser:
-    """The command line."""
-    cli = argparse.ArgumentParser(prog="delegator", description=__doc__)
-    sub = cli.add_subparsers(dest="command", required=True)
-
-    research = sub.add_parser(
-        "research",
-        help="answer a broad question (or resume a thread's unfinished run)",
-    )
-    research.add_argument(
-        "question", nargs="?", help="the question; leave out to resume --thread"
-    )
-    research.add_argument("--lead-model", help="model spec of the lead (default auto)")
-    research.add_argument(
-        "--subagent-model", help="model spec of subagents (default auto)"
-    )
-    research.add_argument(
-        "--max-rounds", type=int, help="re-delegation rounds; 0 disables (default 3)"
-    )
-    research.add_argument(
-        "--max-parallel", type=int, help="subagents working at once (default 4)"
-    )
-    research.add_argument(
-        "--max-subagents",
-        type=int,
-        help="facets planned and tasks per round (default 5)",
-    )
-    research.add_argument("--kb", help="knowledge base file")
-    research.add_argument("--out", type=Path, help="write the Markdown report here")
-    research.add_argument("--json", type=Path, help="write the full result here")
-    research.add_argument("--quiet", action="store_true", help="no progress display")
-    research.add_argument(
-        "--thread",
-        help="the run's thread id: a new one starts there, one holding an "
-        "unfinished run resumes (default: a new id)",
-    )
-    research.add_argument(
-        "--db",
-        type=Path,
-        default=DEFAULT_RUNS_DB,
-        help=f"SQLite file of run checkpoints (default {DEFAULT_RUNS_DB})",
-    )
-    research.add_argument(
-        "--checkpointer",
-        metavar="URL",
-        help="checkpoint to PostgreSQL at this postgresql:// URL instead",
-    )
-    research.add_argument(
-        "--no-interrupt",
-        action="store_true",
-        help="never stop for a person: a branch that cannot go on is skipped",
-    )
-    research.add_argument(
-        "--decision",
-        help="answer to a run waiting for a person: retry, skip, abort, "
-        "'hint: <text>' or a JSON object",
-    )
-
-    ingest_cmd = sub.add_parser("ingest", help="add documents to the knowledge base")
-    ingest_cmd.add_argument(
-        "paths",
-        nargs="*",
-        type=Path,
-        help="files or folders; none rebuilds the shipped corpus",
-    )
-    ingest_cmd.add_argument("--kb", type=Path, default=DEFAULT_KB_PATH)
-    for command in (research, ingest_cmd):
-        command.add_argument(
-            "--debug", action="store_true", help="show the traceback of a failure"
-        )
-    return cli
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command; every failure ends with one `error:` line and its code."""
     args = parser().parse_args(argv)
@@ -110,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "ingest":
             return run_ingest(args, err)
+        if args.command == "history":
+            return run_history(args, err)
         return run_research(args, err)
     except KeyboardInterrupt:
         err.print("[red]interrupted[/]")
@@ -142,9 +79,11 @@ def run_ingest(args: argparse.Namespace, err: Console) -> int:
 
 
 def run_research(args: argparse.Namespace, err: Console) -> int:
-    """Research one question (or resume a thread) and print the report."""
-    question = None if args.question is None else check_question(args.question)
-    if question is None and args.thread is None:
+    """Research a question, resume a thread or fork one, and print the report."""
+    asked = args.question if args.command != "resume" else None
+    question = None if asked is None else check_question(asked)
+    thread = args.thread
+    if args.command == "research" and question is None and thread is None:
         raise QuestionError("give a question, or --thread to resume a run")
     outputs = [p for p in (args.out, args.json) if p is not None]
     refuse_overwriting(outputs, [Path(args.kb or DEFAULT_KB_PATH), args.db])
@@ -152,19 +91,27 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         "lead_model": args.lead_model,
         "subagent_model": args.subagent_model,
         "kb_path": args.kb,
+        "agents_dir": args.agents,
+        "routing": args.routing,
+        "verifier": args.verifier,
+        "approve_plan": args.approve_plan or None,
         "max_rounds": args.max_rounds,
         "max_subagents": args.max_subagents,
         "max_parallel": args.max_parallel,
         "on_escalation": "skip" if args.no_interrupt else None,
     }
     context = Context(**{k: v for k, v in given.items() if v is not None})
+    fork = None
+    if args.command == "fork":
+        fork = ForkFrom(args.source, args.checkpoint, args.plan)
     request = RunRequest(
         question=question,
         context=context,
-        thread_id=args.thread or str(uuid.uuid4()),
+        thread_id=thread or str(uuid.uuid4()),
         db=args.db,
         checkpointer_url=args.checkpointer,
         decision=args.decision,
+        fork=fork,
     )
     ask = ask_person(err) if sys.stdin.isatty() else None
     started = time.perf_counter()
@@ -178,7 +125,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
             err.print_json(data=handoff)
         err.print(
             f"[magenta]waiting for a person[/]: {resume(request)} "
-            "--decision retry|skip|abort|'hint: <text>'"
+            "--decision retry|skip|abort|'hint: <text>' (a plan: accept or JSON)"
         )
         return exits.ESCALATED
     seconds = time.perf_counter() - started
@@ -247,7 +194,20 @@ def resume(request: RunRequest) -> str:
         if request.checkpointer_url
         else f" --db {request.db}"
     )
-    return f"Resume with: delegator research --thread {request.thread_id}{where}"
+    return f"Resume with: delegator resume {request.thread_id}{where}"
+
+
+def run_history(args: argparse.Namespace, err: Console) -> int:
+    """List a thread's checkpoints, newest first, to fork one."""
+    checkpoints = asyncio.run(thread_history(args.thread, args.db, args.checkpointer))
+    if not checkpoints:
+        raise ThreadError(f"thread {args.thread} holds no checkpoints")
+    for checkpoint in checkpoints:
+        sys.stdout.write(
+            f"{checkpoint.checkpoint_id}  step {checkpoint.step:>3}  "
+            f"next: {', '.join(checkpoint.next) or '(finished)'}\n"
+        )
+    return exits.OK
 
 
 def ask_person(err: Console) -> Ask:
@@ -256,6 +216,12 @@ def ask_person(err: Console) -> Ask:
     def ask(handoff: Mapping[str, Any]) -> str:
         err.rule("[magenta]a person is needed[/]")
         err.print_json(data=dict(handoff))
+        if handoff.get("kind") == "plan":
+            return Prompt.ask(
+                'accept, or a JSON edit ({"action": "edit", ...})',
+                console=err,
+                default="accept",
+            )
         options = "/".join(handoff.get("options", ACTIONS))
         return Prompt.ask(
             f"decision ({options}, or 'hint: <text>')",

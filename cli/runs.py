@@ -4,11 +4,15 @@ A new thread starts from a question. A thread holding an unfinished run
 (stopped by Ctrl-C, killed, or waiting for a person) resumes where its last
 checkpoint left it; finished subagents are not run again. A run that
 escalates asks the person at the terminal, or stops and says how to resume.
+A fork copies a checkpoint of one thread into a new thread and goes on there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -22,9 +26,12 @@ from rich.console import Console
 
 from cli.progress import RunProgress
 from graphs.research import builder
+from nodes.dispatch import first_tasks
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from state.graph import InputState, ResearchState
+from state.plan import CoveragePlan, lint_plan
+from subagents.registry import load_registry
 
 Ask = Callable[[Mapping[str, Any]], str]
 """Shows a person a handoff and returns their decision."""
@@ -54,6 +61,7 @@ class RunRequest:
         db: The SQLite file of checkpoints.
         checkpointer_url: A PostgreSQL URL to use instead of `db`.
         decision: The decision for a run waiting on a person, if given.
+        fork: The thread and checkpoint this run forks, if it is a fork.
     """
 
     question: str | None
@@ -62,6 +70,7 @@ class RunRequest:
     db: Path
     checkpointer_url: str | None = None
     decision: str | None = None
+    fork: ForkFrom | None = None
 
 
 async def run_thread(
@@ -76,7 +85,12 @@ async def run_thread(
     async with open_checkpointer(request.db, request.checkpointer_url) as saver:
         app = builder.compile(checkpointer=saver, name="research")
         config: RunnableConfig = {"configurable": {"thread_id": request.thread_id}}
-        run_input = await first_input(app, config, request, ask)
+        if request.fork is not None:
+            run_input: InputState | Command[Any] | None = await forked_input(
+                app, request, request.fork
+            )
+        else:
+            run_input = await first_input(app, config, request, ask)
         while True:
             with RunProgress(progress) if progress else nullcontext() as shown:
                 async for event in app.astream(
@@ -145,3 +159,123 @@ def parsed(decision: str) -> Any:
         except json.JSONDecodeError as err:
             raise ThreadError(f"--decision is not valid JSON: {err}") from err
     return text
+
+
+@dataclass(frozen=True)
+class ForkFrom:
+    """Where a fork starts: a thread, one of its checkpoints, maybe a new plan.
+
+    Attributes:
+        thread_id: The thread to fork; it is left untouched.
+        checkpoint_id: The checkpoint to start from; None for its last.
+        plan: A plan file (CoveragePlan JSON) to send out instead of its plan.
+    """
+
+    thread_id: str
+    checkpoint_id: str | None = None
+    plan: Path | None = None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One checkpoint of a thread, as `delegator history` lists it."""
+
+    checkpoint_id: str
+    step: int
+    next: tuple[str, ...]
+
+
+async def thread_history(
+    thread_id: str, db: Path, checkpointer_url: str | None
+) -> list[Checkpoint]:
+    """The thread's checkpoints, newest first."""
+    async with open_checkpointer(db, checkpointer_url) as saver:
+        app = builder.compile(checkpointer=saver, name="research")
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        return [
+            Checkpoint(
+                checkpoint_id=str(s.config["configurable"]["checkpoint_id"]),
+                step=int(s.metadata.get("step", -1)) if s.metadata else -1,
+                next=tuple(s.next),
+            )
+            async for s in app.aget_state_history(config)
+        ]
+
+
+NODE_BEFORE = {
+    "approve_plan": "dispatch",
+    "aggregate": "subagent",
+    "verify": "aggregate",
+    "gap_check": "verify",
+    "write": "gap_check",
+}
+"""The node whose update leads to each node: a copied state continues there."""
+
+
+async def forked_input(
+    app: CompiledStateGraph[ResearchState, Context, InputState, Any],
+    request: RunRequest,
+    fork: ForkFrom,
+) -> InputState | None:
+    """Copy the forked checkpoint's state to the new thread; what to run it with.
+
+    The new thread goes on from where the checkpoint was (with a plan file: from
+    the fan-out of that plan; with a question: from that question). LangGraph's
+    state history is read, never written: the forked thread stays as it was.
+    """
+    source: dict[str, Any] = {"thread_id": fork.thread_id}
+    if fork.checkpoint_id:
+        source["checkpoint_id"] = fork.checkpoint_id
+    snapshot = await app.aget_state({"configurable": source})
+    if not snapshot.values:
+        where = f" at checkpoint {fork.checkpoint_id}" if fork.checkpoint_id else ""
+        raise ThreadError(f"thread {fork.thread_id} holds no state{where}")
+    target: RunnableConfig = {"configurable": {"thread_id": request.thread_id}}
+    if (await app.aget_state(target)).values:
+        raise ThreadError(f"thread {request.thread_id} exists; fork to a new one")
+    values = dict(snapshot.values)
+    if request.question is not None:
+        await app.aupdate_state(target, values, as_node="write")
+        return {"question": request.question}
+    if fork.plan is not None:
+        values |= await replanned(values, fork.plan, request.context)
+        await app.aupdate_state(target, values, as_node="dispatch")
+        return None
+    upcoming = snapshot.next[0] if snapshot.next else None
+    if upcoming == "dispatch":
+        return {"question": values["question"]}
+    if upcoming == "subagent":
+        as_node = "approve_plan" if values.get("round", 0) == 0 else "gap_check"
+    else:
+        as_node = NODE_BEFORE.get(upcoming or "", "write")
+    await app.aupdate_state(target, values, as_node=as_node)
+    return None
+
+
+async def replanned(
+    values: dict[str, Any], plan_file: Path, context: Context
+) -> dict[str, Any]:
+    """A fresh first round for the plan in `plan_file`, on the forked question."""
+    try:
+        plan = CoveragePlan.model_validate_json(plan_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ThreadError(f"{plan_file} is not a plan: {err}") from err
+    plan = lint_plan(plan.model_copy(update={"question": values["question"]}))
+    agents = await asyncio.to_thread(load_registry, context.agents_dir)
+    trace_id = str(uuid.uuid4())
+    return {
+        "plan": plan,
+        "trace_id": trace_id,
+        "started_at": time.time(),
+        "round": 0,
+        "pending": first_tasks(plan, context, trace_id, agents),
+        "results": {},
+        "findings": [],
+        "dropped": {},
+        "coverage": [],
+        "events": [],
+        "breakers": {},
+        "blocked": {},
+        "fact_checks": {},
+        "report": None,
+    }

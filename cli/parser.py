@@ -1,0 +1,120 @@
+"""The `delegator` command line: research, resume, fork, history, ingest."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from runtime.checkpoints import DEFAULT_RUNS_DB
+from runtime.context import ROUTINGS
+from runtime.kb import DEFAULT_KB_PATH
+
+
+def store_options() -> argparse.ArgumentParser:
+    """Where runs are checkpointed."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--db",
+        type=Path,
+        default=DEFAULT_RUNS_DB,
+        help=f"SQLite file of run checkpoints (default {DEFAULT_RUNS_DB})",
+    )
+    options.add_argument(
+        "--checkpointer",
+        metavar="URL",
+        help="checkpoint to PostgreSQL at this postgresql:// URL instead",
+    )
+    options.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure"
+    )
+    return options
+
+
+def run_options() -> argparse.ArgumentParser:
+    """What every run takes: models, limits, agents, outputs, escalation."""
+    options = argparse.ArgumentParser(add_help=False, parents=[store_options()])
+    add = options.add_argument
+    add("--lead-model", help="model spec of the lead (default auto)")
+    add("--subagent-model", help="model spec of subagents (default auto)")
+    add("--max-rounds", type=int, help="re-delegation rounds; 0 disables (default 3)")
+    add("--max-parallel", type=int, help="subagents working at once (default 4)")
+    add("--max-subagents", type=int, help="facets planned and tasks per round (5)")
+    add("--kb", help="knowledge base file")
+    add("--agents", metavar="DIR", help="a folder of your own subagent definitions")
+    add("--routing", choices=ROUTINGS, help="how facets get agents (capability)")
+    add("--verifier", help="a definition to run as verifier, e.g. fact_checker")
+    add(
+        "--approve-plan",
+        action="store_true",
+        help="pause after planning for a person to accept, edit or extend the plan",
+    )
+    add("--out", type=Path, help="write the Markdown report here")
+    add("--json", type=Path, help="write the full result here")
+    add("--quiet", action="store_true", help="no progress display")
+    add(
+        "--no-interrupt",
+        action="store_true",
+        help="never stop for a person: a branch that cannot go on is skipped",
+    )
+    add(
+        "--decision",
+        help="answer to a run waiting for a person: retry, skip, abort, "
+        "'hint: <text>', 'accept' (a plan) or a JSON object",
+    )
+    return options
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    cli = argparse.ArgumentParser(prog="delegator")
+    sub = cli.add_subparsers(dest="command", required=True)
+    runs = run_options()
+
+    research = sub.add_parser(
+        "research", parents=[runs], help="answer a broad question"
+    )
+    research.add_argument(
+        "question", nargs="?", help="the question; leave out to resume --thread"
+    )
+    research.add_argument(
+        "--thread",
+        help="the run's thread id: a new one starts there, one holding an "
+        "unfinished run resumes (default: a new id)",
+    )
+
+    resume = sub.add_parser(
+        "resume", parents=[runs], help="resume a thread's unfinished run"
+    )
+    resume.add_argument("thread", help="the thread to resume")
+
+    fork = sub.add_parser(
+        "fork",
+        parents=[runs],
+        help="start a divergent run from a checkpoint of another thread",
+    )
+    fork.add_argument("source", metavar="THREAD", help="the thread to fork")
+    fork.add_argument("--checkpoint", help="the checkpoint to fork (default: last)")
+    change = fork.add_mutually_exclusive_group()
+    change.add_argument("--question", help="ask this question on the fork instead")
+    change.add_argument(
+        "--plan", type=Path, help="a plan (JSON) for the fork to send out instead"
+    )
+    fork.add_argument("--thread", help="the fork's thread id (default: a new id)")
+
+    history = sub.add_parser(
+        "history", parents=[store_options()], help="list a thread's checkpoints"
+    )
+    history.add_argument("thread", help="the thread whose checkpoints to list")
+
+    ingest = sub.add_parser("ingest", help="add documents to the knowledge base")
+    ingest.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="files or folders; none rebuilds the shipped corpus",
+    )
+    ingest.add_argument("--kb", type=Path, default=DEFAULT_KB_PATH)
+    ingest.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure"
+    )
+    return cli
