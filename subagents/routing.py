@@ -1,7 +1,8 @@
 """Which agent takes a facet's task, and why: one interface, four strategies.
 
-- capability: the facet's words (and 'dates' when it names a year) against
-  each agent's declared domains; no match goes to the default agent.
+- capability: the words of the facet's title and values (and 'date' when they
+  name a year) against each agent's declared domains; no match goes to the
+  default agent.
 - semantic: TF-IDF cosine similarity of the facet to each agent's description.
 - load: the agent with the fewest tasks in flight.
 - round_robin: each agent in turn.
@@ -34,8 +35,18 @@ def words(text: str) -> set[str]:
 
 
 def facet_text(facet: Facet) -> str:
-    """What a facet asks for, as one text."""
+    """What a facet asks for, as one text: its title, brief and values."""
     return " ".join([facet.title, facet.brief, *facet.values])
+
+
+def facet_needs(facet: Facet) -> set[str]:
+    """What a facet is about: the words of its title and values.
+
+    'date' is added when they name a year. The brief is left out: it often
+    restates the whole question.
+    """
+    text = " ".join([facet.title, *facet.values])
+    return words(text) | ({"date"} if years(text) else set())
 
 
 class Router:
@@ -103,9 +114,7 @@ class Router:
 
     def capability(self, facet: Facet, pool: list[AgentManifest]) -> tuple[str, str]:
         """The agent whose domains share most words with the facet."""
-        asked = words(facet_text(facet))
-        if years(facet_text(facet)):
-            asked.add("date")
+        asked = facet_needs(facet)
         scored = [(sorted(asked & words(" ".join(a.domains))), a) for a in pool]
         matched, best = max(scored, key=lambda s: len(s[0]))
         if not matched:

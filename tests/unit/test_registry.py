@@ -1,10 +1,19 @@
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from langchain_core.language_models import BaseChatModel
+from langgraph.prebuilt import ToolNode
 
+from runtime.context import Context
+from subagents.gates import GatePolicy
 from subagents.registry import DefinitionError, load_definition, load_registry
+from subagents.run import compiled_subagent
+from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
+from tests.unit.fakes import FakeResearcher
 
 
 def test_researcher_definition_is_shipped() -> None:
@@ -36,10 +45,84 @@ def test_definition_fields_and_prompt(tmp_path: Path) -> None:
         ("---\nname: x\ndescription: d\ntools: []\n---\nbody", "tools"),
         ("---\nname: Bad Name\ndescription: d\ntools: [search]\n---\nbody", "agent_id"),
         ("---\nname: x\ndescription: d\ntools: [search]\n---\n", "system_prompt"),
+        ("---\nname: x\ntools: [search]\n---\nbody", "description\n  Field required"),
+        ("---\nname: x\ndescription: d\n---\nbody", "tools\n  Field required"),
+        (
+            "---\nname: x\ndescription: d\ntools: [shell]\n---\nb",
+            "unknown tool 'shell'",
+        ),
+        ("---\nname: x\ndescription: d\ntools: [task]\n---\nb", "cannot delegate"),
+        (
+            "---\nname: x\ndescription: d\ntools: [search]\ncolour: red\n---\nb",
+            "colour\n  Extra inputs are not permitted",
+        ),
+        ("---\nname: x\ndescription: d\ntools: [search\n---\nb", "not YAML"),
     ],
 )
 def test_invalid_definitions_say_why(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "agent.md"
     path.write_text(text)
-    with pytest.raises(DefinitionError, match=message):
+    with pytest.raises(DefinitionError, match=re.escape(message)) as refused:
         load_definition(path)
+    assert str(refused.value).startswith(str(path))
+
+
+def test_the_shipped_definitions() -> None:
+    agents = load_registry()
+    assert {"researcher", "events_researcher", "fact_checker", "extractor"} <= set(
+        agents
+    )
+    assert agents["fact_checker"].allowed_tools == ("read",)  # reads only
+    assert not agents["fact_checker"].routable and not agents["extractor"].routable
+    assert agents["events_researcher"].domains
+
+
+def test_a_user_definition_adds_an_agent_and_overrides_a_built_in(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "poet.md").write_text(
+        "---\nname: poet\ndescription: Poems.\ndomains: [poetry]\n"
+        "tools: [search, read]\n---\nYou research poems.\n"
+    )
+    (tmp_path / "researcher.md").write_text(
+        "---\nname: researcher\ndescription: Mine.\ntools: [search]\n---\nMine.\n"
+    )
+    agents = load_registry(str(tmp_path))
+    assert agents["poet"].domains == ("poetry",)
+    assert agents["researcher"].description == "Mine."  # the user's wins
+    assert "events_researcher" in agents  # the other built-ins stay
+
+
+def test_a_bad_user_folder_fails_at_load(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError, match="no such folder"):
+        load_registry(str(tmp_path / "missing"))
+    (tmp_path / "a.md").write_text(
+        "---\nname: a\ndescription: d\ntools: [task]\n---\nb"
+    )
+    with pytest.raises(DefinitionError, match="a.md: tool 'task' hands work"):
+        load_registry(str(tmp_path))
+
+
+def test_no_subagent_can_hold_a_delegation_tool(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    model = fake_models(FakeResearcher())
+    for manifest in load_registry().values():
+        by_rule = "search" in manifest.allowed_tools  # what runs with no model
+        for spec in (model, "extractive") if by_rule else (model,):
+            context = Context(subagent_model=spec, lead_model=spec, kb_path=creative_kb)
+            graph = compiled_subagent(
+                manifest,
+                context.agent_model(manifest.model),
+                creative_kb,
+                3,
+                GatePolicy(),
+            )
+            held = {
+                name
+                for node in graph.get_graph().nodes.values()
+                if isinstance(node.data, ToolNode)
+                for name in node.data.tools_by_name
+            }
+            assert held <= set(manifest.allowed_tools) <= set(TOOL_NAMES)
+            assert not held & DELEGATING_TOOLS
