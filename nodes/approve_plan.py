@@ -1,8 +1,9 @@
 """approve_plan: a person accepts, edits or extends the plan before it is sent.
 
-With `approve_plan` set (and a checkpointer to pause on), the run stops after
-planning with the plan; the answer is "accept", an edit of its facets, or new
-values. The plan that goes out is the one the person left, linted like any.
+With `approve_plan` set when the run was planned (and a checkpointer to pause
+on), the run stops after planning with the plan; the answer is "accept", an
+edit of its facets, or new values. The plan that goes out is the one the
+person left, linted like any.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ async def approve_plan(
 ) -> ResearchState:
     """Pause for the person's review of the plan; send the plan they leave."""
     ctx = runtime.context
-    if not ctx.approve_plan or not can_pause(runtime):
+    if not state.get("plan_review") or not can_pause(runtime):
         return {}
     plan = state["plan"]
     agents = await asyncio.to_thread(load_registry, ctx.agents_dir)

@@ -82,6 +82,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         "breakers": {},
         "blocked": {},
         "budget_granted": 0,
+        "plan_review": ctx.approve_plan,
         "report": None,
     }
     if plan.direct_answer:

@@ -54,6 +54,8 @@ class ResearchState(TypedDict, total=False):
         breakers: Each agent's circuit breaker, after the results so far.
         blocked: Uncovered values no agent could take, with the reason.
         budget_granted: Tokens a person added to the run's budget.
+        plan_review: Whether a person reviews the plan before it is sent (the
+            context's `approve_plan` when the run was planned).
         report: The final report; None until write runs.
     """
 
@@ -74,6 +76,7 @@ class ResearchState(TypedDict, total=False):
     breakers: dict[str, Breaker]
     blocked: dict[str, str]
     budget_granted: int
+    plan_review: bool
     report: Report | None
 
 

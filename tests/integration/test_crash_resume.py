@@ -133,7 +133,7 @@ def crash_and_resume(
         said = " ".join((first.stderr.read() if first.stderr else b"").decode().split())
         assert first.returncode == 130, said
         assert "nothing checkpointed is lost" in said
-        assert "Resume with: delegator research --thread crash" in said
+        assert "Resume with: delegator resume crash" in said
     done_before = recorded()
     asked_before = settled(lambda: sum(slow.asked.values()))
     out = tmp_path / "result.json"

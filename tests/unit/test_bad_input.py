@@ -152,7 +152,7 @@ def test_ctrl_c_stops_cleanly(
     assert main(args) == exits.INTERRUPTED
     said = " ".join(capsys.readouterr().err.split())
     assert "stopped; nothing checkpointed is lost" in said
-    assert "Resume with: delegator research --thread t-ctrl-c --db" in said
+    assert "Resume with: delegator resume t-ctrl-c --db" in said
 
 
 def test_a_bad_request_rate_is_bad_input(

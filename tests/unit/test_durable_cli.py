@@ -58,7 +58,7 @@ def test_an_escalated_run_waits_then_resumes_with_a_decision(
     assert cli(QUESTION, "--thread", "t1") == exits.ESCALATED
     said = capsys.readouterr().err
     assert '"urgency": "branch"' in said and "orchard broke" in said
-    assert "Resume with: delegator research --thread t1 --db" in " ".join(said.split())
+    assert "Resume with: delegator resume t1 --db" in " ".join(said.split())
     assert not (tmp_path / "result.json").exists()  # no report yet
     assert cli("--thread", "t1", "--decision", "skip") == exits.OK
     result = json.loads((tmp_path / "result.json").read_text())
