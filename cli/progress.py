@@ -47,7 +47,10 @@ class RunProgress:
         if kind == "DELEGATE":
             bar = self._round(int(event.get("round", 0)))
             self.progress.update(bar, total=(self.progress.tasks[bar].total or 0) + 1)
-            self.console.log(f"[cyan]delegate[/] {shown(event.get('values', ''))}")
+            self.console.log(
+                f"[cyan]delegate[/] {shown(event.get('values', ''))} to "
+                f"{shown(event.get('agent', ''))}"
+            )
         elif kind == "RESULT":
             self.progress.advance(self._round(int(event.get("round", 0))))
             style = "green" if event.get("status") == "success" else "yellow"

@@ -116,7 +116,10 @@ class Router:
         """The agent whose domains share most words with the facet."""
         asked = facet_needs(facet)
         scored = [(sorted(asked & words(" ".join(a.domains))), a) for a in pool]
-        matched, best = max(scored, key=lambda s: len(s[0]))
+        # a named subject outweighs a year, which only says the facet is dated
+        matched, best = max(
+            scored, key=lambda s: (len(set(s[0]) - {"date"}), len(s[0]))
+        )
         if not matched:
             return pool[0].agent_id, "no agent's domains match; the default agent"
         return best.agent_id, f"its domains match: {', '.join(matched)}"
