@@ -16,15 +16,40 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
+from graphs.subagent import graph as subagent
 from nodes.aggregate import aggregate
 from nodes.approve_plan import approve_plan
 from nodes.dispatch import dispatch
 from nodes.gap_check import gap_check
-from nodes.subagent import subagent
 from nodes.verify import verify
 from nodes.write import write
 from runtime.context import Context
-from state.graph import InputState, ResearchState
+from runtime.telemetry import publish, record
+from state.graph import InputState, ResearchState, SubagentInput
+
+
+async def run_subagent(state: SubagentInput) -> ResearchState:
+    """One task's branch: the `subagent` graph, its events published here.
+
+    The subagent graph records its events; publishing them from this node puts
+    them in the top-level `custom` stream, with its DELEGATE first.
+    """
+    task = state["task"]
+    delegated = record(
+        "DELEGATE",
+        task_id=task.task_id,
+        agent=task.agent_id,
+        route=task.route or None,
+        objective=task.brief,
+        timeout=task.timeout_s,
+        attempts=task.max_attempts,
+        round=task.round,
+        values=", ".join(task.values),
+    )
+    publish([delegated])
+    ran = await subagent.ainvoke({"task": task})
+    publish(ran["events"])
+    return {"results": ran["results"], "events": [delegated, *ran["events"]]}
 
 
 def delegate(state: ResearchState) -> list[Send]:
@@ -45,7 +70,7 @@ def after_gap_check(state: ResearchState) -> list[Send] | Literal["write"]:
 builder = StateGraph(ResearchState, context_schema=Context, input_schema=InputState)
 builder.add_node("dispatch", dispatch)
 builder.add_node("approve_plan", approve_plan)
-builder.add_node("subagent", subagent)
+builder.add_node("subagent", run_subagent, input_schema=SubagentInput)
 builder.add_node("aggregate", aggregate)
 builder.add_node("verify", verify)
 builder.add_node("gap_check", gap_check)

@@ -15,18 +15,18 @@ from langgraph.runtime import Runtime
 from runtime.context import Context
 from runtime.durable import can_pause
 from runtime.escalation import ask_person
-from runtime.telemetry import emit
+from runtime.telemetry import record
 from state.events import Event
-from state.graph import ResearchState, SubagentInput
+from state.graph import SubagentOutput, SubagentState
 from state.handoff import Action, Decision, HandoffSummary
 from state.tasks import TaskDefinition, TaskResult
 from subagents.run import settled_task
 
 
-async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchState:
+async def subagent(state: SubagentState, runtime: Runtime[Context]) -> SubagentOutput:
     """Run the task (its attempts replayed on resume); escalate if it must."""
     ctx, task = runtime.context, state["task"]
-    events = [delegated(task)]
+    events: list[Event] = []
     result = await settled_task(task)
     events += outcome(task, result)
     handoff = escalation(task, result, ctx)
@@ -37,7 +37,7 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
         else:
             decision = Decision(action="skip")
         events.append(
-            emit(
+            record(
                 "ESCALATE",
                 task_id=task.task_id,
                 agent=task.agent_id,
@@ -62,7 +62,7 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> ResearchS
 
 def delegated(task: TaskDefinition) -> Event:
     """The DELEGATE event of a task."""
-    return emit(
+    return record(
         "DELEGATE",
         task_id=task.task_id,
         agent=task.agent_id,
@@ -78,7 +78,7 @@ def delegated(task: TaskDefinition) -> Event:
 def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
     """A GATE event per denied tool call, a RETRY event per retry, its RESULT."""
     gated = [
-        emit(
+        record(
             "GATE",
             task_id=task.task_id,
             agent=task.agent_id,
@@ -90,7 +90,7 @@ def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
         for denial in result.denials
     ]
     retries = [
-        emit(
+        record(
             "RETRY",
             task_id=task.task_id,
             agent=task.agent_id,
@@ -99,7 +99,7 @@ def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
         )
         for number in range(2, result.attempts + 1)
     ]
-    done = emit(
+    done = record(
         "RESULT",
         task_id=task.task_id,
         agent=task.agent_id,
@@ -110,6 +110,7 @@ def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
         attempts=result.attempts,
         tokens=result.tokens,
         round=task.round,
+        values=", ".join(task.values),
         error=result.errors[0] if result.errors else None,
     )
     return [*gated, *retries, done]

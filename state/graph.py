@@ -80,7 +80,38 @@ class ResearchState(TypedDict, total=False):
     report: Report | None
 
 
-class SubagentInput(TypedDict):
-    """The state a `Send` gives one subagent: its task and nothing else."""
+class SubagentInput(TypedDict, total=False):
+    """What one subagent run starts from.
+
+    The coordinator's fan-out sends a task and nothing else; a run by hand (the
+    `subagent` graph in Studio) gives a question and the values to cover.
+
+    Attributes:
+        task: The task to run.
+        question: For a run by hand: the question the values belong to.
+        values: For a run by hand: the values to cover.
+        agent: For a run by hand: the agent to run; routing picks when empty.
+    """
 
     task: TaskDefinition
+    question: str
+    values: list[str]
+    agent: str
+
+
+class SubagentOutput(TypedDict):
+    """All that leaves a subagent run: its result, keyed by task id, and events."""
+
+    results: Annotated[dict[str, TaskResult], merge_results]
+    events: Annotated[list[Event], operator.add]
+
+
+class SubagentState(TypedDict, total=False):
+    """A subagent run's state: what it starts from and what leaves it."""
+
+    task: TaskDefinition
+    question: str
+    values: list[str]
+    agent: str
+    results: Annotated[dict[str, TaskResult], merge_results]
+    events: Annotated[list[Event], operator.add]

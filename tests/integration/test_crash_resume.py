@@ -36,9 +36,9 @@ QUESTION = (
 )
 SUBAGENTS = 8
 FINISHED = (
-    "SELECT count(*) FROM {writes} WHERE thread_id = 'crash' AND channel = 'results' "
-    "AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints "
-    "WHERE thread_id = 'crash')"
+    "SELECT count(*) FROM {writes} WHERE thread_id = 'crash' AND checkpoint_ns = '' "
+    "AND channel = 'results' AND checkpoint_id = (SELECT max(checkpoint_id) "
+    "FROM checkpoints WHERE thread_id = 'crash' AND checkpoint_ns = '')"
 )
 """Subagents finished since the fan-out: results written against its checkpoint
 (dispatch's reset of the results is written against the one before)."""

@@ -97,8 +97,10 @@ def test_the_branch_waits_while_its_siblings_finish(run: Run) -> None:
     assert handoff.values == ("orchard",) and handoff.urgency == "branch"
     assert "orchard broke" in handoff.reason and handoff.errors
     assert set(handoff.options) == {"retry", "skip", "hint", "abort"}
-    finished = [e["task_id"] for e in run.events if e["event"] == "RESULT"]
-    assert len(finished) == 4  # the three siblings and the failed attempt
+    finished = [e["values"] for e in run.events if e["event"] == "RESULT"]
+    # the three siblings' results are out before the interrupt surfaces; the
+    # waiting branch publishes its events when it is decided
+    assert sorted(finished) == ["glacier", "harbour", "lighthouse"]
     calls = run.researcher.calls
     assert all(calls[v] == 2 for v in ("harbour", "glacier", "lighthouse"))
     assert calls["orchard"] == 1

@@ -1,0 +1,42 @@
+"""prepare_task: the task of a subagent run, as sent or from a brief by hand."""
+
+from __future__ import annotations
+
+import asyncio
+
+from langgraph.runtime import Runtime
+
+from nodes.dispatch import first_tasks, run_trace_id
+from runtime.context import Context
+from state.graph import SubagentInput, SubagentState
+from state.plan import DEFAULT_AGENT, CoveragePlan, Dimension, facets_for_values
+from state.question import check_question
+from subagents.registry import DefinitionError, load_registry
+
+
+async def prepare_task(
+    state: SubagentInput, runtime: Runtime[Context]
+) -> SubagentState:
+    """Keep a task the fan-out sent; else build one from a question and values."""
+    if "task" in state:
+        return {}
+    ctx = runtime.context
+    question = check_question(state.get("question"))
+    values = tuple(dict.fromkeys(v.strip() for v in state.get("values", []) if v))
+    if not values:
+        raise ValueError("a subagent run by hand needs the values to cover")
+    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
+    agent = state.get("agent") or DEFAULT_AGENT
+    if agent not in agents:
+        raise DefinitionError(f"no subagent is named {agent!r}")
+    (facet,) = facets_for_values(question, ["; ".join(values)])
+    facet = facet.model_copy(
+        update={"values": values, "agent_id": agent, "title": ", ".join(values)}
+    )
+    plan = CoveragePlan(
+        question=question,
+        dimensions=(Dimension(name="values", values=values),),
+        facets=(facet,),
+    )
+    (task,) = first_tasks(plan, ctx, run_trace_id(), agents)
+    return {"task": task}
