@@ -14,6 +14,7 @@ import json
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -66,7 +67,11 @@ def covered_groups(case: BreadthCase, findings: list[Finding]) -> list[str]:
 async def run_case(case: BreadthCase, context: Context) -> CaseResult:
     """Research a case's question and score the groups its findings cite."""
     started = time.perf_counter()
-    state = await graph.ainvoke({"question": case.query}, context=context)
+    state: dict[str, Any] = {}
+    async for values in graph.astream(
+        {"question": case.query}, context=context, stream_mode="values"
+    ):
+        state = values  # the last values: the whole final state, findings included
     covered = covered_groups(case, state.get("findings", []))
     return CaseResult(
         case_id=case.id,

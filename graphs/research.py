@@ -25,7 +25,7 @@ from nodes.verify import verify
 from nodes.write import write
 from runtime.context import Context
 from runtime.telemetry import publish, record
-from state.graph import InputState, ResearchState, SubagentInput
+from state.graph import InputState, OutputState, ResearchState, SubagentInput
 
 
 async def run_subagent(state: SubagentInput) -> ResearchState:
@@ -67,7 +67,12 @@ def after_gap_check(state: ResearchState) -> list[Send] | Literal["write"]:
     return delegate(state) or "write"
 
 
-builder = StateGraph(ResearchState, context_schema=Context, input_schema=InputState)
+builder = StateGraph(
+    ResearchState,
+    context_schema=Context,
+    input_schema=InputState,
+    output_schema=OutputState,
+)
 builder.add_node("dispatch", dispatch)
 builder.add_node("approve_plan", approve_plan)
 builder.add_node("subagent", run_subagent, input_schema=SubagentInput)
@@ -85,7 +90,9 @@ builder.add_conditional_edges("gap_check", after_gap_check, ["subagent", "write"
 builder.add_edge("write", END)
 
 
-class ResearchGraph(CompiledStateGraph[ResearchState, Context, InputState, Any]):
+class ResearchGraph(
+    CompiledStateGraph[ResearchState, Context, InputState, OutputState]
+):
     """The compiled graph, keeping its checkpoint allowlist when copied.
 
     Compiling under `LANGGRAPH_STRICT_MSGPACK=true` registers the state's types

@@ -30,6 +30,20 @@ class InputState(TypedDict):
     question: str
 
 
+class OutputState(TypedDict, total=False):
+    """What a run gives back: the plan, coverage per round, the report.
+
+    The report carries the Markdown, the coverage table, what stayed uncovered
+    and the run summary (tasks, failures, retries, tokens per role and round).
+    The whole state, with every result and event, is the thread's state.
+    """
+
+    question: str
+    plan: CoveragePlan
+    coverage: Annotated[list[RoundCoverage], operator.add]
+    report: Report | None
+
+
 class ResearchState(TypedDict, total=False):
     """The coordinator's state.
 

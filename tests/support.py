@@ -5,16 +5,32 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
-from graphs.research import graph
+from graphs.research import builder
 from runtime.context import Context
 from state.graph import ResearchState
 
 
 def research(question: str, context: Context) -> dict[str, Any]:
-    """Run the research graph to its end and return the final state."""
-    return asyncio.run(graph.ainvoke({"question": question}, context=context))
+    """Run the research graph to its end and return its whole final state.
+
+    The graph's output is only the plan, coverage and report; the thread's
+    state also holds every result, finding and event.
+    """
+    return asyncio.run(run_to_end({"question": question}, context))
+
+
+async def run_to_end(
+    given: Any, context: Context, app: Any = None, thread_id: str = "t"
+) -> dict[str, Any]:
+    """Run `given` on a checkpointed thread and return the thread's state."""
+    app = app or builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    await app.ainvoke(given, config, context=context)
+    return dict((await app.aget_state(config)).values)
 
 
 def extractive(kb: str, **settings: Any) -> Context:

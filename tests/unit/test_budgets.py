@@ -85,6 +85,7 @@ def test_a_spent_run_budget_stops_delegation_and_names_what_it_left(
         subagent_model=fake_models(FakeResearcher()),
         kb_path=creative_kb,
         run_token_budget=10,
+        on_escalation="skip",
     )
     state = research(CREATIVE, context)
     (coverage,) = state["coverage"]

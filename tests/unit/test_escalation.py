@@ -155,9 +155,16 @@ def test_without_a_checkpointer_a_branch_that_cannot_go_on_is_skipped(
     fake_models: Callable[[BaseChatModel], str], landmarks_kb: str
 ) -> None:
     run = Run(fake_models, landmarks_kb)
-    state = asyncio.run(
-        builder.compile().ainvoke({"question": QUESTION}, context=run.context)
-    )
+
+    async def values() -> dict[str, Any]:
+        last: dict[str, Any] = {}
+        async for state in builder.compile().astream(
+            {"question": QUESTION}, context=run.context, stream_mode="values"
+        ):
+            last = state
+        return last
+
+    state = asyncio.run(values())
     assert results(state)["orchard"].escalation == "skip"
     escalated = [e for e in state["events"] if e.kind == "ESCALATE"]
     assert escalated and escalated[0].fields["asked"] is False

@@ -20,7 +20,8 @@ def test_second_question_on_a_thread_does_not_inherit_the_first(
     context = extractive(freshwiki_kb, max_rounds=1)
 
     async def ask(question: str) -> dict[str, Any]:
-        return await graph.ainvoke({"question": question}, config, context=context)
+        await graph.ainvoke({"question": question}, config, context=context)
+        return dict((await graph.aget_state(config)).values)
 
     first = asyncio.run(ask("Which natural disasters struck in 2022 and 2023?"))
     second = asyncio.run(ask("Who won the 2022 UEFA Champions League final?"))
