@@ -8,6 +8,7 @@ import openai
 import psycopg
 
 from cli.runs import ThreadError
+from cli.serve import ServeError
 from runtime.context import ConfigError
 from runtime.corpus import CorpusError
 from runtime.kb import KnowledgeBaseError
@@ -52,6 +53,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             OutputPathError,
             ThreadError,
             DecisionError,
+            ServeError,
         ),
         BAD_INPUT,
         "",

@@ -29,6 +29,7 @@ from cli.runs import (
     run_thread,
     thread_history,
 )
+from cli.serve import serve
 from runtime.context import Context
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest
 from runtime.reliability import describe
@@ -47,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_ingest(args, err)
         if args.command == "history":
             return run_history(args, err)
+        if args.command == "serve":
+            serve(args.port, args.host, args.jobs)
         return run_research(args, err)
     except KeyboardInterrupt:
         err.print("[red]interrupted[/]")

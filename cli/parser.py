@@ -1,4 +1,4 @@
-"""The `delegator` command line: research, resume, fork, history, ingest."""
+"""The `delegator` command line: research, resume, fork, history, serve, ingest."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 from runtime.checkpoints import DEFAULT_RUNS_DB
 from runtime.context import ROUTINGS
 from runtime.kb import DEFAULT_KB_PATH
+
+DEFAULT_JOBS = 10
 
 
 def store_options() -> argparse.ArgumentParser:
@@ -105,6 +107,22 @@ def parser() -> argparse.ArgumentParser:
         "history", parents=[store_options()], help="list a thread's checkpoints"
     )
     history.add_argument("thread", help="the thread whose checkpoints to list")
+
+    serve = sub.add_parser(
+        "serve", help="serve the graphs over the LangGraph Server API (and Studio)"
+    )
+    serve.add_argument("--port", type=int, default=2024, help="port (default 2024)")
+    serve.add_argument("--host", default="127.0.0.1", help="interface (127.0.0.1)")
+    serve.add_argument(
+        "--jobs",
+        type=int,
+        default=DEFAULT_JOBS,
+        help=f"runs served at once (default {DEFAULT_JOBS}), so one slow run "
+        "holds no other back",
+    )
+    serve.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure"
+    )
 
     ingest = sub.add_parser("ingest", help="add documents to the knowledge base")
     ingest.add_argument(

@@ -1,0 +1,68 @@
+"""API keys for the LangGraph server: each key is one user, who sees only their own.
+
+`DELEGATOR_API_KEYS` holds the keys, comma-separated. A request must send one
+in the `x-api-key` header (as `langgraph-sdk` does with `api_key=`), or it
+gets 401. Threads, runs and crons a user creates carry their identity, and a
+user reads, runs and searches only those; the assistants (the graphs) are
+shared. With no keys configured, auth is
+off: every request is let through, as one anonymous user, unfiltered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from typing import Any
+
+from langgraph_sdk import Auth
+
+API_KEYS_ENV = "DELEGATOR_API_KEYS"
+OWNER = "owner"
+"""The metadata key that names who created a resource."""
+
+auth = Auth()
+
+
+def api_keys() -> tuple[str, ...]:
+    """The configured keys; none means auth is off."""
+    raw = os.environ.get(API_KEYS_ENV, "")
+    return tuple(k.strip() for k in raw.split(",") if k.strip())
+
+
+def identity_of(key: str) -> str:
+    """A user's identity: a digest of their key, never the key itself."""
+    return "user-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+@auth.authenticate
+async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
+    """The user a request's `x-api-key` names; 401 without a valid one."""
+    keys = api_keys()
+    if not keys:
+        return {"identity": "anonymous"}
+    given = headers.get(b"x-api-key", b"").decode(errors="replace")
+    for key in keys:
+        if hmac.compare_digest(given.encode(), key.encode()):
+            return {"identity": identity_of(key)}
+    raise Auth.exceptions.HTTPException(status_code=401, detail="a valid x-api-key")
+
+
+@auth.on
+async def owner_only(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] | None:
+    """Stamp what a user creates with their identity; show them only theirs."""
+    if not api_keys():
+        return None
+    owner = {OWNER: ctx.user.identity}
+    if isinstance(value, dict):
+        metadata = value.setdefault("metadata", {}) or {}
+        if isinstance(metadata, dict):
+            metadata.update(owner)
+            value["metadata"] = metadata
+    return owner
+
+
+@auth.on.assistants
+async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """The graphs' assistants are everyone's: no filter on them."""
+    return None
