@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,8 +22,8 @@ import psycopg
 import pytest
 
 from runtime.kb import KnowledgeBase
-from tests.openai_replay import ReplayServer, Reply, role_of
-from tests.unit.fakes import values_in_brief
+from tests.openai_replay import ReplayServer
+from tests.quoting import QuotingResearcher
 
 pytestmark = pytest.mark.integration
 
@@ -45,40 +42,9 @@ FINISHED = (
 ANSWER_DELAY_S = 0.8
 
 
-class SlowResearcher:
-    """Answers each subagent's brief after a delay with a true quote, counting it."""
-
-    def __init__(self, kb: KnowledgeBase) -> None:
-        self.kb = kb
-        self.asked: Counter[tuple[str, ...]] = Counter()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        assert role_of(body) == "subagent", role_of(body)
-        brief = str(body["messages"][1]["content"])
-        values = values_in_brief(brief)
-        with self.lock:
-            self.asked[tuple(values)] += 1
-        findings = []
-        for value in values:
-            (passage,) = self.kb.search(value, 1)
-            sentence = re.split(r"(?<=[.!?])\s+", passage.text)[0]
-            findings.append(
-                {
-                    "claim": sentence,
-                    "quote": sentence,
-                    "passage_id": passage.passage_id,
-                    "values": [value],
-                    "confidence": 0.9,
-                }
-            )
-        answer = json.dumps({"findings": findings})
-        return Reply(content=answer, delay_s=ANSWER_DELAY_S)
-
-
 @pytest.fixture
-def researcher(freshwiki_kb: str) -> Iterator[tuple[SlowResearcher, str]]:
-    slow = SlowResearcher(KnowledgeBase(freshwiki_kb))
+def researcher(freshwiki_kb: str) -> Iterator[tuple[QuotingResearcher, str]]:
+    slow = QuotingResearcher(KnowledgeBase(freshwiki_kb), delay_s=ANSWER_DELAY_S)
     with ReplayServer(slow) as server:
         yield slow, server.base_url
 
@@ -106,7 +72,7 @@ def delegator(base_url: str, kb: str, store: list[str], *extra: str) -> list[str
 
 
 def crash_and_resume(
-    researcher: tuple[SlowResearcher, str],
+    researcher: tuple[QuotingResearcher, str],
     kb: str,
     store: list[str],
     recorded: Callable[[], int],
@@ -161,7 +127,7 @@ def settled(count: Callable[[], int], quiet_s: float = 0.5) -> int:
 
 
 def assert_nothing_lost_or_repeated(
-    slow: SlowResearcher, done_before: int, asked_after: int, result: dict[str, Any]
+    slow: QuotingResearcher, done_before: int, asked_after: int, result: dict[str, Any]
 ) -> None:
     tasks = result["tasks"]
     assert len(tasks) == SUBAGENTS == len(slow.asked)
@@ -195,7 +161,7 @@ def sqlite_finished(db: Path) -> Callable[[], int]:
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
 def test_a_stopped_run_resumes_from_sqlite(
-    researcher: tuple[SlowResearcher, str],
+    researcher: tuple[QuotingResearcher, str],
     freshwiki_kb: str,
     tmp_path: Path,
     stop: signal.Signals,
@@ -208,7 +174,7 @@ def test_a_stopped_run_resumes_from_sqlite(
 
 
 def test_a_killed_run_resumes_from_postgresql(
-    researcher: tuple[SlowResearcher, str],
+    researcher: tuple[QuotingResearcher, str],
     freshwiki_kb: str,
     tmp_path: Path,
     postgres_url: str,

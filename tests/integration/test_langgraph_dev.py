@@ -1,75 +1,28 @@
-"""The research graph behind a real `langgraph dev` server, over HTTP."""
+"""The graphs behind a real `langgraph dev` server, over HTTP with langgraph-sdk."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from langgraph_sdk import get_client
 
+from tests.integration.servers import BIN, running
+
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Which natural disasters and severe weather events struck in 2022 and 2023?"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log = tmp_path_factory.mktemp("server") / "langgraph-dev.log"
-    env = {
-        **os.environ,
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
-    }
-    langgraph = Path(sys.executable).parent / "langgraph"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"langgraph dev exited:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/ok", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"langgraph dev did not start:\n{log.read_text()[-3000:]}"
-                    )
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    logged = log.read_text()
-    assert "BlockingError" not in logged
-    assert "unregistered type" not in logged
+    command = [str(BIN / "langgraph"), "dev", "--no-browser", "--no-reload"]
+    with running([*command, "--port", "{port}"], {}, log) as started:
+        yield started.url
 
 
 def extractive(kb: str, **extra: Any) -> dict[str, Any]:
@@ -174,5 +127,111 @@ def test_a_paused_thread_resumes_with_its_state_deserialized_strictly(
     assert paused["next"] == ["verify"]
     assert paused["values"]["results"] and not paused["values"].get("report")
     assert final["report"]["coverage_table"]
-    assert set(final["results"]) >= set(paused["values"]["results"])
+    assert final["report"]["summary"]["tasks"] > len(paused["values"]["results"])
     assert [g["round"] for g in final["coverage"]] == [0, 1]
+
+
+def test_both_graphs_are_served_and_the_drawing_shows_the_subagent_subgraph(
+    server: str,
+) -> None:
+    async def check() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
+        client = get_client(url=server)
+        assistants = await client.assistants.search()
+        graphs = {a["graph_id"] for a in assistants}
+        [research] = [a for a in assistants if a["graph_id"] == "research"]
+        drawing = await client.assistants.get_graph(research["assistant_id"], xray=True)
+        schemas = await client.assistants.get_schemas(research["assistant_id"])
+        return graphs, cast(dict[str, Any], drawing), cast(dict[str, Any], schemas)
+
+    graphs, drawing, schemas = asyncio.run(check())
+    assert graphs == {"research", "subagent"}
+    nodes = {n["id"] for n in drawing["nodes"]}
+    assert {"subagent:prepare_task", "subagent:subagent"} <= nodes
+    assert {"dispatch", "approve_plan", "gap_check", "write"} <= nodes
+    output = set(schemas["output_schema"]["properties"])
+    assert output == {"question", "plan", "coverage", "report"}
+
+
+def test_one_subagent_runs_by_hand_from_a_question_and_values(
+    server: str, freshwiki_kb: str
+) -> None:
+    async def run() -> dict[str, Any]:
+        client = get_client(url=server)
+        thread = await client.threads.create()
+        output = await client.runs.wait(
+            thread["thread_id"],
+            "subagent",
+            input=cast(
+                dict[str, Any],
+                {"question": QUESTION, "values": ["2022 Pakistan floods"]},
+            ),
+            context=extractive(freshwiki_kb),
+        )
+        return cast(dict[str, Any], output)
+
+    output = asyncio.run(run())
+    (result,) = output["results"].values()
+    assert result["status"] == "success" and result["values"] == [
+        "2022 Pakistan floods"
+    ]
+    assert [e["kind"] for e in output["events"]] == ["RESULT"]
+
+
+def test_updates_per_node_and_the_subagents_own_steps_stream(
+    server: str, freshwiki_kb: str
+) -> None:
+    async def run() -> list[tuple[str, Any]]:
+        client = get_client(url=server)
+        thread = await client.threads.create()
+        return [
+            (part.event, part.data)
+            async for part in client.runs.stream(
+                thread["thread_id"],
+                "research",
+                input={"question": QUESTION},
+                context=extractive(freshwiki_kb, max_rounds=0),
+                stream_mode=["updates", "custom"],
+                stream_subgraphs=True,
+            )
+        ]
+
+    parts = asyncio.run(run())
+    top = [data for event, data in parts if event == "updates"]
+    assert {"dispatch", "aggregate", "verify", "gap_check", "write"} <= {
+        node for update in top for node in update
+    }
+    inner = [event for event, _ in parts if event.startswith("updates|subagent")]
+    assert inner  # each subagent's own steps, under its namespace
+    custom = [data["event"] for event, data in parts if event == "custom"]
+    assert {"DELEGATE", "RESULT", "COVERAGE"} <= set(custom)
+
+
+def test_a_plan_waits_in_the_thread_state_and_resumes_over_the_api(
+    server: str, freshwiki_kb: str
+) -> None:
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        client = get_client(url=server)
+        thread = await client.threads.create()
+        context = extractive(freshwiki_kb, max_rounds=0, approve_plan=True)
+        await client.runs.wait(
+            thread["thread_id"],
+            "research",
+            input={"question": QUESTION},
+            context=context,
+        )
+        waiting = await client.threads.get_state(thread["thread_id"])
+        facets = waiting["interrupts"][0]["value"]["plan"]["facets"][:2]
+        edit = {"action": "edit", "facets": facets}
+        final = await client.runs.wait(
+            thread["thread_id"],
+            "research",
+            command={"resume": edit},
+            context=context,
+        )
+        return cast(dict[str, Any], waiting), cast(dict[str, Any], final)
+
+    waiting, final = asyncio.run(run())
+    (interrupt,) = waiting["interrupts"]
+    assert interrupt["value"]["kind"] == "plan"
+    assert waiting["next"] == ["approve_plan"]
+    assert final["report"]["summary"]["tasks"] == 2  # the facets the person kept
