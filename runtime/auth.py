@@ -55,10 +55,10 @@ async def owner_only(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] 
         return None
     owner = {OWNER: ctx.user.identity}
     if isinstance(value, dict):
-        metadata = value.setdefault("metadata", {}) or {}
-        if isinstance(metadata, dict):
-            metadata.update(owner)
-            value["metadata"] = metadata
+        if value.get("metadata") is None:
+            value["metadata"] = {}
+        if isinstance(value["metadata"], dict):
+            value["metadata"].update(owner)  # in place: the server keeps this dict
     return owner
 
 

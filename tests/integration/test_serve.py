@@ -1,0 +1,185 @@
+"""`delegator serve`: concurrent runs, API keys and escalations over the API.
+
+The server's subagent model is an OpenAI-compatible server in this process:
+the model `quick` answers each brief with true quotes, `hang` never answers in
+time, `reject` answers 400.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any, cast
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from runtime.kb import KnowledgeBase
+from tests.integration.servers import BIN, running
+from tests.openai_replay import ReplayServer, Reply
+from tests.quoting import QuotingResearcher
+
+pytestmark = pytest.mark.integration
+
+KEYS = ("key-a", "key-b")
+QUESTIONS = (
+    "Which natural disasters and severe weather events struck in 2022 and 2023?",
+    "Which sporting events took place in 2022 and 2023, and who won them?",
+    "Which elections and government crises happened in 2022?",
+)
+
+
+class Models(QuotingResearcher):
+    """`quick`, `hang` and `reject`, by the model a request names."""
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if body.get("model") == "reject":
+            return Reply(content="this model does not exist", status=400)
+        return super().__call__(body)
+
+
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory, freshwiki_kb: str
+) -> Iterator[str]:
+    models = Models(KnowledgeBase(freshwiki_kb), hang_s=300)
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with ReplayServer(models) as endpoint:
+        env = {
+            "OPENAI_BASE_URL": endpoint.base_url,
+            "OPENAI_API_KEY": "test",
+            "DELEGATOR_REQUESTS_PER_SECOND": "100",
+            "DELEGATOR_API_KEYS": ",".join(KEYS),
+        }
+        command = [str(BIN / "delegator"), "serve", "--port", "{port}", "--jobs", "8"]
+        with running(command, env, log) as server:
+            yield server.url
+
+
+def client(url: str, key: str | None = "key-a") -> LangGraphClient:
+    return get_client(url=url, api_key=key)
+
+
+def context(kb: str, model: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "lead_model": "extractive",
+        "subagent_model": f"openai:{model}",
+        "kb_path": kb,
+        "max_rounds": 0,
+        "max_subagents": 3,
+        **extra,
+    }
+
+
+def test_a_hanging_run_does_not_delay_the_runs_started_after_it(
+    served: str, freshwiki_kb: str
+) -> None:
+    async def run() -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+        api = client(served)
+        slow_thread = await api.threads.create()
+        slow = await api.runs.create(
+            slow_thread["thread_id"],
+            "research",
+            input={"question": QUESTIONS[0]},
+            context=context(
+                freshwiki_kb, "hang", task_timeout_s=600, task_idle_timeout_s=600
+            ),
+        )
+        threads = [await api.threads.create() for _ in QUESTIONS]
+        runs = [
+            await api.runs.create(
+                t["thread_id"],
+                "research",
+                input={"question": q},
+                context=context(freshwiki_kb, "quick"),
+            )
+            for t, q in zip(threads, QUESTIONS, strict=True)
+        ]
+        outputs = [
+            cast(dict[str, Any], await api.runs.join(t["thread_id"], r["run_id"]))
+            for t, r in zip(threads, runs, strict=True)
+        ]
+        still = await api.runs.get(slow_thread["thread_id"], slow["run_id"])
+        states = [
+            cast(
+                dict[str, Any], (await api.threads.get_state(t["thread_id"]))["values"]
+            )
+            for t in threads
+        ]
+        await api.runs.cancel(slow_thread["thread_id"], slow["run_id"])
+        return outputs, states, str(still["status"])
+
+    outputs, states, slow_status = asyncio.run(run())
+    assert slow_status in ("pending", "running")  # it still hangs
+    for output, question in zip(outputs, QUESTIONS, strict=True):
+        assert output["question"] == question  # each its own
+        summary = output["report"]["summary"]
+        assert summary["tasks"] >= 1 and summary["failures"] == 0
+        assert output["report"]["citations"]
+    task_ids = [set(o["results"]) for o in states]
+    assert all(task_ids) and not any(
+        task_ids[i] & task_ids[j] for i in range(3) for j in range(i + 1, 3)
+    )  # each thread holds only its own tasks
+
+
+def test_a_request_without_a_valid_key_gets_401(served: str) -> None:
+    async def status(key: str | None) -> int:
+        try:
+            await client(served, key).threads.create()
+        except httpx.HTTPStatusError as err:
+            return err.response.status_code
+        return 200
+
+    assert asyncio.run(status(None)) == 401
+    assert asyncio.run(status("not-a-key")) == 401
+    assert asyncio.run(status("key-b")) == 200
+
+
+def test_a_user_sees_only_their_own_threads(served: str) -> None:
+    async def run() -> tuple[int, list[str], list[str]]:
+        a, b = client(served, "key-a"), client(served, "key-b")
+        mine = await a.threads.create()
+        try:
+            await b.threads.get(mine["thread_id"])
+            seen_by_b = 200
+        except httpx.HTTPStatusError as err:
+            seen_by_b = err.response.status_code
+        listed_b = [t["thread_id"] for t in await b.threads.search(limit=100)]
+        listed_a = [t["thread_id"] for t in await a.threads.search(limit=100)]
+        return seen_by_b, listed_b, listed_a
+
+    seen_by_b, listed_b, listed_a = asyncio.run(run())
+    assert seen_by_b == 404
+    assert listed_a and all(t not in listed_b for t in listed_a)
+
+
+def test_an_escalation_waits_in_the_thread_state_and_resumes_over_the_api(
+    served: str, freshwiki_kb: str
+) -> None:
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        api = client(served)
+        thread = await api.threads.create()
+        settings = context(freshwiki_kb, "reject", escalate_after=1, max_subagents=1)
+        await api.runs.wait(
+            thread["thread_id"],
+            "research",
+            input={"question": QUESTIONS[0]},
+            context=settings,
+        )
+        waiting = await api.threads.get_state(thread["thread_id"])
+        final = await api.runs.wait(
+            thread["thread_id"],
+            "research",
+            command={"resume": "skip"},
+            context=settings,
+        )
+        return cast(dict[str, Any], waiting), cast(dict[str, Any], final)
+
+    waiting, final = asyncio.run(run())
+    (interrupt,) = waiting["interrupts"]
+    handoff = interrupt["value"]
+    assert handoff["urgency"] == "branch" and "rejected" not in handoff["reason"]
+    assert "this model does not exist" in handoff["reason"]
+    assert final["report"]["summary"]["escalations"] == 1
