@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
 from langgraph_sdk import get_client
 
-from tests.integration.servers import BIN, running
+from tests.integration.servers import BIN, ROOT, running
 
 pytestmark = pytest.mark.integration
 
@@ -235,3 +237,19 @@ def test_a_plan_waits_in_the_thread_state_and_resumes_over_the_api(
     assert interrupt["value"]["kind"] == "plan"
     assert waiting["next"] == ["approve_plan"]
     assert final["report"]["summary"]["tasks"] == 2  # the facets the person kept
+
+
+def test_the_readme_example_runs_against_the_server(server: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Studio and the API", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    ran = subprocess.run(
+        [sys.executable, "-c", example],
+        env={**os.environ, "DELEGATOR_URL": server},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "DELEGATE" in ran.stdout and "RESULT" in ran.stdout
+    assert "Coverage:" in ran.stdout and "## Sources" in ran.stdout
