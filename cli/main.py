@@ -36,7 +36,7 @@ from runtime.reliability import describe
 from state.graph import ResearchState
 from state.handoff import ACTIONS
 from state.question import QuestionError, check_question
-from state.report import Report
+from state.report import Report, RunSummary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +151,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     if unwritten:
         return exits.DATA
     if not args.quiet:
+        err.print(escape(summary_line(report.summary)), highlight=False)
         err.print(f"done in {seconds:.1f}s; thread {escape(request.thread_id)}")
     return exits.OK
 
@@ -233,6 +234,25 @@ def ask_person(err: Console) -> Ask:
         )
 
     return ask
+
+
+def summary_line(summary: RunSummary) -> str:
+    """The run's numbers in one paragraph, for the end of the CLI's output."""
+    shares = " -> ".join(
+        "n/a" if c is None else f"{c:.0%}" for c in summary.coverage_by_round
+    )
+    roles = ", ".join(
+        f"{role} {summary.calls_by_role.get(role, 0)} calls / {tokens} tokens"
+        for role, tokens in summary.tokens_by_role.items()
+    )
+    return (
+        f"tasks {summary.tasks} ({summary.succeeded} returned, {summary.failures} "
+        f"failed, {summary.retries} retried); rounds {summary.rounds}; coverage "
+        f"{shares or 'n/a'}; {roles}; context {summary.parent_context_tokens} "
+        f"(lead) vs {summary.all_in_one_context_tokens} (all in one); wall "
+        f"{summary.wall_seconds:.1f}s, critical path "
+        f"{summary.critical_path_seconds:.1f}s"
+    )
 
 
 def report_of(state: ResearchState) -> Report:

@@ -10,10 +10,13 @@ approve_plan passes the plan through unless a person is to review it.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graphs.subagent import graph as subagent
@@ -25,10 +28,15 @@ from nodes.verify import verify
 from nodes.write import write
 from runtime.context import Context
 from runtime.telemetry import publish, record
+from state.agents import AgentManifest
 from state.graph import InputState, OutputState, ResearchState, SubagentInput
+from state.tasks import TaskDefinition
+from subagents.registry import load_registry
 
 
-async def run_subagent(state: SubagentInput) -> ResearchState:
+async def run_subagent(
+    state: SubagentInput, runtime: Runtime[Context]
+) -> ResearchState:
     """One task's branch: the `subagent` graph, its events published here.
 
     The subagent graph records its events; publishing them from this node puts
@@ -47,9 +55,32 @@ async def run_subagent(state: SubagentInput) -> ResearchState:
         values=", ".join(task.values),
     )
     publish([delegated])
-    ran = await subagent.ainvoke({"task": task})
+    agents = await asyncio.to_thread(load_registry, runtime.context.agents_dir)
+    ran = await subagent.ainvoke({"task": task}, traced(task, agents))
     publish(ran["events"])
     return {"results": ran["results"], "events": [delegated, *ran["events"]]}
+
+
+def traced(task: TaskDefinition, agents: dict[str, AgentManifest]) -> RunnableConfig:
+    """How a subagent run reads in a trace: a delegation named by agent and facet.
+
+    Its tags and metadata carry the task, the agent and its version, the round,
+    the facet and the coordinator's trace id.
+    """
+    version = agents.get(task.agent_id)
+    return {
+        "run_name": f"{task.agent_id}: {', '.join(task.values)}"[:120],
+        "tags": ["delegator:subagent", f"agent:{task.agent_id}", f"round:{task.round}"],
+        "metadata": {
+            "task_id": task.task_id,
+            "agent": task.agent_id,
+            "agent_version": version.version if version else "",
+            "round": task.round,
+            "facet": task.facet_id,
+            "values": list(task.values),
+            "trace_id": task.trace_id,
+        },
+    }
 
 
 def delegate(state: ResearchState) -> list[Send]:

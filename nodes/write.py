@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from langgraph.runtime import Runtime
 
@@ -56,6 +57,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
         verifier=state.get("verifier_usage", Usage()),
+        wall_seconds=time.time() - state.get("started_at", time.time()),
     )
     report = Report(
         markdown=render_markdown(

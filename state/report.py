@@ -62,7 +62,10 @@ class RunSummary(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    tasks: int = 0
+    tasks: int = Field(default=0, description="Tasks launched.")
+    succeeded: int = Field(
+        default=0, description="Tasks that returned (success or partial)."
+    )
     failures: int = 0
     retries: int = Field(default=0, description="Attempts past each task's first.")
     escalations: int = Field(default=0, description="Tasks escalated to a person.")
@@ -72,6 +75,9 @@ class RunSummary(BaseModel):
     rounds: int = 0
     coverage: float | None = Field(
         default=None, description="Share of values covered; None with no values."
+    )
+    coverage_by_round: tuple[float | None, ...] = Field(
+        default=(), description="The share covered after each round."
     )
     findings: int = 0
     findings_dropped: int = Field(default=0, description="Failed verification.")
@@ -90,6 +96,10 @@ class RunSummary(BaseModel):
         description="Tokens of the lead (plan, enumerate, write), the verifier "
         "and the subagents.",
     )
+    calls_by_role: dict[str, int] = Field(
+        default_factory=dict,
+        description="Model calls of the lead, verifier, subagents.",
+    )
     tokens_by_round: dict[str, int] = Field(
         default_factory=dict, description="Subagent tokens of each round."
     )
@@ -105,6 +115,7 @@ class RunSummary(BaseModel):
     critical_path_seconds: float = Field(
         default=0.0, description="Sum over rounds of the slowest task."
     )
+    wall_seconds: float = Field(default=0.0, description="From planning to the report.")
     incomplete: str | None = Field(
         default=None,
         description="Why the run did not complete as asked (every task failed, or "
@@ -125,6 +136,7 @@ class RunSummary(BaseModel):
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
         verifier: Usage | None = None,
+        wall_seconds: float = 0.0,
     ) -> RunSummary:
         """The run's numbers, from its results and coverage history."""
         slowest: dict[int, float] = defaultdict(float)
@@ -133,8 +145,17 @@ class RunSummary(BaseModel):
             slowest[r.round] = max(slowest[r.round], r.execution_time_s)
             by_round[str(r.round)] += r.tokens
         opened = tuple(a for a, b in (breakers or {}).items() if b.open)
+        verifier = verifier or Usage()
         return cls(
             tasks=len(results),
+            succeeded=sum(r.status != "failed" for r in results),
+            coverage_by_round=tuple(c.coverage for c in coverage),
+            calls_by_role={
+                "lead": lead.calls,
+                "verifier": verifier.calls,
+                "subagents": sum(r.calls for r in results),
+            },
+            wall_seconds=round(wall_seconds, 3),
             failures=sum(r.status == "failed" for r in results),
             retries=sum(r.attempts - 1 for r in results),
             escalations=sum(r.escalation is not None for r in results),
@@ -147,12 +168,10 @@ class RunSummary(BaseModel):
             dropped_by_reason=dropped,
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
-            tokens=sum(r.tokens for r in results)
-            + lead.tokens
-            + (verifier or Usage()).tokens,
+            tokens=sum(r.tokens for r in results) + lead.tokens + verifier.tokens,
             tokens_by_role={
                 "lead": lead.tokens,
-                "verifier": (verifier or Usage()).tokens,
+                "verifier": verifier.tokens,
                 "subagents": sum(r.tokens for r in results),
             },
             parent_context_tokens=lead.context,

@@ -131,6 +131,7 @@ class TaskResult(BaseModel):
         default=0, ge=0, description="The largest prompt its model saw, in tokens."
     )
     steps: int = Field(default=0, ge=0, description="Model turns and tool calls.")
+    calls: int = Field(default=0, ge=0, description="Model calls that answered.")
     failure: FailureKind | None = Field(
         default=None, description="Why a failed task failed."
     )
@@ -179,6 +180,7 @@ class TaskResult(BaseModel):
             confidence=max((f.confidence for f in findings), default=0.0),
             tokens=usage.tokens if usage else 0,
             context_tokens=usage.context if usage else 0,
+            calls=usage.calls if usage else 0,
             steps=steps,
             failure=failure,
             attempts=attempts,
