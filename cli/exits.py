@@ -9,6 +9,7 @@ import psycopg
 
 from cli.runs import ThreadError
 from cli.serve import ServeError
+from evals.datasets import DatasetError
 from runtime.context import ConfigError
 from runtime.corpus import CorpusError
 from runtime.kb import KnowledgeBaseError
@@ -54,6 +55,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             ThreadError,
             DecisionError,
             ServeError,
+            DatasetError,
         ),
         BAD_INPUT,
         "",

@@ -30,6 +30,8 @@ from cli.runs import (
     thread_history,
 )
 from cli.serve import serve
+from evals.datasets import load_breadth, outline_cases
+from evals.runner import evaluate, table
 from runtime.context import Context
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest
 from runtime.reliability import describe
@@ -48,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_ingest(args, err)
         if args.command == "history":
             return run_history(args, err)
+        if args.command == "eval":
+            return run_eval(args, err)
         if args.command == "serve":
             serve(args.port, args.host, args.jobs)
         return run_research(args, err)
@@ -199,6 +203,42 @@ def resume(request: RunRequest) -> str:
         else f" --db {request.db}"
     )
     return f"Resume with: delegator resume {request.thread_id}{where}"
+
+
+def run_eval(args: argparse.Namespace, err: Console) -> int:
+    """Run an eval dataset, print its table and write its scores."""
+    if args.dataset == "outlines":
+        cases: list[Any] = outline_cases()
+    elif args.dataset == "breadth":
+        cases = load_breadth()
+    else:
+        cases = load_breadth(Path(args.dataset))
+    cases = cases[: args.limit] if args.limit else cases
+    given = {
+        "lead_model": args.lead_model,
+        "subagent_model": args.subagent_model,
+        "max_rounds": args.max_rounds,
+        "kb_path": args.kb,
+        "on_escalation": "skip",
+    }
+    context = Context(**{k: v for k, v in given.items() if v is not None})
+    scores = asyncio.run(
+        evaluate(
+            cases,
+            context,
+            ablation=args.ablation,
+            concurrency=args.concurrency,
+            console=err,
+        )
+    )
+    Console(width=140).print(table(scores))
+    if args.json and not save(
+        args.json,
+        json.dumps([s.model_dump(mode="json") for s in scores], indent=2),
+        err,
+    ):
+        return exits.DATA
+    return exits.OK
 
 
 def run_history(args: argparse.Namespace, err: Console) -> int:

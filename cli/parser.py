@@ -108,6 +108,31 @@ def parser() -> argparse.ArgumentParser:
     )
     history.add_argument("thread", help="the thread whose checkpoints to list")
 
+    evaluate = sub.add_parser("eval", help="run an eval dataset and score it")
+    evaluate.add_argument(
+        "--dataset",
+        default="breadth",
+        help="breadth (the shipped dev cases), outlines (one per FreshWiki "
+        "article) or a path to a breadth dataset file",
+    )
+    evaluate.add_argument("--lead-model", help="model spec of the lead")
+    evaluate.add_argument("--subagent-model", help="model spec of subagents")
+    evaluate.add_argument(
+        "--ablation",
+        action="store_true",
+        help="run each case without and with re-delegation",
+    )
+    evaluate.add_argument("--max-rounds", type=int, help="re-delegation rounds (3)")
+    evaluate.add_argument("--limit", type=int, help="run only the first N cases")
+    evaluate.add_argument(
+        "--concurrency", type=int, default=2, help="cases run at once (default 2)"
+    )
+    evaluate.add_argument("--kb", help="knowledge base of breadth cases")
+    evaluate.add_argument("--json", type=Path, help="write every score here")
+    evaluate.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure"
+    )
+
     serve = sub.add_parser(
         "serve", help="serve the graphs over the LangGraph Server API (and Studio)"
     )

@@ -1,0 +1,200 @@
+"""`delegator eval`: run a dataset's cases, score each run, print a table, write JSON.
+
+Cases run concurrently (bounded). With `ablation`, each case runs once without
+re-delegation and once with it, so the difference re-delegation makes shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from evals.datasets import BreadthCase, OutlineCase, knowledge_base_without
+from evals.metrics import (
+    article_recall,
+    citation_precision,
+    document_precision,
+    duplicate_rate,
+    group_coverage,
+    heading_soft_recall,
+)
+from graphs.research import graph
+from runtime.context import Context
+from runtime.reliability import describe
+
+Case = BreadthCase | OutlineCase
+
+
+class CaseScore(BaseModel):
+    """One run of one case and its metrics; None where a metric does not apply."""
+
+    case_id: str
+    kind: str
+    max_rounds: int
+    group_coverage: float | None = None
+    article_recall: float | None = None
+    document_precision: float | None = None
+    heading_soft_recall: float | None = None
+    citation_precision: float | None = None
+    duplicate_rate: float | None = None
+    missing_groups: tuple[str, ...] = ()
+    tasks: int = 0
+    calls_by_role: dict[str, int] = {}
+    tokens_by_role: dict[str, int] = {}
+    wall_seconds: float = 0.0
+    error: str | None = None
+
+
+async def final_state(question: str, context: Context) -> dict[str, Any]:
+    """Research `question` and return the whole final state."""
+    state: dict[str, Any] = {}
+    async for values in graph.astream(
+        {"question": question}, context=context, stream_mode="values"
+    ):
+        state = values
+    return state
+
+
+def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> CaseScore:
+    """The metrics of one finished run."""
+    findings = state.get("findings", [])
+    cited = {f.source.title for f in findings if f.verified}
+    offered = [f for r in state.get("results", {}).values() for f in r.findings]
+    summary = state["report"].summary
+    common: dict[str, Any] = {
+        "case_id": case.id,
+        "max_rounds": rounds,
+        "citation_precision": citation_precision(
+            len(findings), len(findings) + sum(state.get("dropped", {}).values())
+        ),
+        "duplicate_rate": duplicate_rate(
+            [(f.source.passage_id, f.quote, f.claim) for f in offered]
+        ),
+        "tasks": summary.tasks,
+        "calls_by_role": summary.calls_by_role,
+        "tokens_by_role": summary.tokens_by_role,
+        "wall_seconds": round(seconds, 3),
+    }
+    if isinstance(case, OutlineCase):
+        sections = list(state["report"].sections)
+        return CaseScore(
+            kind="outline",
+            heading_soft_recall=heading_soft_recall(case.headings, sections),
+            **common,
+        )
+    return CaseScore(
+        kind="breadth",
+        group_coverage=group_coverage(case.groups, cited),
+        article_recall=article_recall(case.gold, cited),
+        document_precision=document_precision(cited, case.gold),
+        missing_groups=tuple(
+            g for g, titles in case.groups.items() if not cited & set(titles)
+        ),
+        **common,
+    )
+
+
+async def run_case(case: Case, context: Context, rounds: int) -> CaseScore:
+    """Run one case with `rounds` re-delegations and score it; a failure is scored."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="delegator-eval-") as folder:
+        try:
+            if isinstance(case, OutlineCase):
+                kb = await asyncio.to_thread(knowledge_base_without, case, Path(folder))
+                context = replace(context, kb_path=str(kb))
+            state = await final_state(case.query, replace(context, max_rounds=rounds))
+        except Exception as error:  # noqa: BLE001 - one case's failure is its score
+            kind = "outline" if isinstance(case, OutlineCase) else "breadth"
+            return CaseScore(
+                case_id=case.id, kind=kind, max_rounds=rounds, error=describe(error)
+            )
+    return score(case, state, time.perf_counter() - started, rounds)
+
+
+async def evaluate(
+    cases: Sequence[Case],
+    context: Context,
+    *,
+    ablation: bool,
+    concurrency: int,
+    console: Console | None,
+) -> list[CaseScore]:
+    """Every case (twice with `ablation`: without and with re-delegation)."""
+    rounds = [0, context.max_rounds] if ablation else [context.max_rounds]
+    jobs = [(case, r) for case in cases for r in rounds]
+    slots = asyncio.Semaphore(max(1, concurrency))
+    progress = Progress(
+        TextColumn("eval"), BarColumn(), MofNCompleteColumn(), console=console
+    )
+    bar = progress.add_task("eval", total=len(jobs))
+
+    async def one(case: Case, r: int) -> CaseScore:
+        async with slots:
+            scored = await run_case(case, context, r)
+        progress.advance(bar)
+        return scored
+
+    if console is not None:
+        progress.start()
+    try:
+        return list(await asyncio.gather(*(one(c, r) for c, r in jobs)))
+    finally:
+        progress.stop()
+
+
+COLUMNS = (
+    ("group_coverage", "groups"),
+    ("article_recall", "article recall"),
+    ("document_precision", "doc precision"),
+    ("heading_soft_recall", "heading recall"),
+    ("citation_precision", "citation precision"),
+    ("duplicate_rate", "duplicates"),
+)
+
+
+def table(scores: Sequence[CaseScore]) -> Table:
+    """One row per run, and a mean row per number of re-delegation rounds."""
+    shown = [
+        (k, t) for k, t in COLUMNS if any(getattr(s, k) is not None for s in scores)
+    ]
+    grid = Table("case", "rounds", *(t for _, t in shown), "tasks", "s", "error")
+    for s in scores:
+        grid.add_row(
+            s.case_id,
+            str(s.max_rounds),
+            *(_number(getattr(s, k)) for k, _ in shown),
+            str(s.tasks),
+            f"{s.wall_seconds:.1f}",
+            s.error or "",
+        )
+    for rounds in sorted({s.max_rounds for s in scores}):
+        group = [s for s in scores if s.max_rounds == rounds and s.error is None]
+        grid.add_row(
+            "mean",
+            str(rounds),
+            *(_number(mean([getattr(s, k) for s in group])) for k, _ in shown),
+            str(sum(s.tasks for s in group)),
+            f"{sum(s.wall_seconds for s in group):.1f}",
+            f"{len([s for s in scores if s.max_rounds == rounds]) - len(group)} failed",
+        )
+    return grid
+
+
+def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values given, None if there are none."""
+    given = [v for v in values if v is not None]
+    return sum(given) / len(given) if given else None
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

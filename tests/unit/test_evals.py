@@ -1,0 +1,112 @@
+"""The eval runner: outline and breadth cases scored end to end, and the command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from cli import exits
+from cli.main import main
+from evals.datasets import (
+    OutlineCase,
+    knowledge_base_without,
+    load_breadth,
+    outline_cases,
+)
+from evals.runner import evaluate
+from runtime.kb import KnowledgeBase
+from tests.support import extractive
+
+OUTLINES = {case.id: case for case in outline_cases()}
+
+
+def test_outline_cases_come_from_every_article_without_the_usual_tail() -> None:
+    assert len(OUTLINES) == 100
+    floods = OUTLINES["2022_Pakistan_floods"]
+    assert floods.article == "2022 Pakistan floods"
+    assert floods.query == "Write a complete briefing on 2022 Pakistan floods."
+    assert floods.headings[:2] == ["Background", "Impact"]
+    excluded = {"See also", "References", "Further reading", "External links"}
+    assert not any(h in excluded for c in OUTLINES.values() for h in c.headings)
+
+
+def test_an_outline_case_runs_on_a_knowledge_base_without_its_article(
+    tmp_path: Path,
+) -> None:
+    kb = KnowledgeBase(knowledge_base_without(OUTLINES["Storm_Eunice"], tmp_path))
+    assert kb.passage("Storm_Eunice#0") is None
+    assert kb.passage("2022_Pakistan_floods#0") is not None
+
+
+def test_the_runner_scores_outline_and_breadth_cases(freshwiki_kb: str) -> None:
+    # articles that others mention: without them, the knowledge base still knows
+    cases: list[OutlineCase] = [
+        OUTLINES["2022_Hungarian_parliamentary_election"],
+        OUTLINES["2022_Istanbul_bombing"],
+    ]
+    breadth = load_breadth()[0]
+    scores = asyncio.run(
+        evaluate(
+            [*cases, breadth],
+            extractive(freshwiki_kb, max_rounds=1),
+            ablation=False,
+            concurrency=2,
+            console=None,
+        )
+    )
+    by_id = {s.case_id: s for s in scores}
+    for case in cases:
+        scored = by_id[case.id]
+        assert scored.kind == "outline" and scored.error is None
+        assert scored.heading_soft_recall is not None
+        assert 0.0 <= scored.heading_soft_recall <= 1.0
+        assert scored.group_coverage is None
+    disasters = by_id[breadth.id]
+    assert disasters.kind == "breadth" and disasters.group_coverage is not None
+    assert 0.0 < disasters.document_precision <= 1.0  # type: ignore[operator]
+    assert disasters.citation_precision is not None and disasters.tasks > 0
+
+
+def test_the_eval_command_compares_with_and_without_redelegation(
+    freshwiki_kb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "scores.json"
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            "breadth",
+            "--ablation",
+            "--lead-model",
+            "extractive",
+            "--subagent-model",
+            "extractive",
+            "--kb",
+            freshwiki_kb,
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == exits.OK
+    printed = capsys.readouterr().out
+    assert "groups" in printed and "doc precision" in printed
+    scores = json.loads(out.read_text())
+    assert {(s["case_id"], s["max_rounds"]) for s in scores} == {
+        ("disasters-2022-2023", 0),
+        ("disasters-2022-2023", 3),
+        ("sport-2022-2023", 0),
+        ("sport-2022-2023", 3),
+    }
+    assert all(s["group_coverage"] is not None for s in scores)
+
+
+def test_an_unreadable_dataset_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"cases": [{"id": 1}]}')
+    assert main(["eval", "--dataset", str(bad)]) == exits.BAD_INPUT
+    assert "is not a breadth dataset" in capsys.readouterr().err
