@@ -64,16 +64,16 @@ def test_every_subagent_run_is_a_named_delegation_with_its_metadata(
     assert len(delegations) == len(state["results"])
     by_task = {d["metadata"]["task_id"]: d for d in delegations}
     for result in state["results"].values():
-        run = by_task[result.task_id]
-        assert run["name"] == f"{result.agent_id}: {', '.join(result.values)}"
-        metadata = run["metadata"]
+        delegation = by_task[result.task_id]
+        assert delegation["name"] == f"{result.agent_id}: {', '.join(result.values)}"
+        metadata = delegation["metadata"]
         assert metadata["agent"] == result.agent_id
         assert metadata["agent_version"] == "1"
         assert metadata["round"] == result.round
         assert metadata["facet"] == result.facet_id
         assert metadata["trace_id"] == state["trace_id"]
-        assert f"agent:{result.agent_id}" in run["tags"]
-        assert run["parent"] is not None  # under the coordinator's branch
+        assert f"agent:{result.agent_id}" in delegation["tags"]
+        assert delegation["parent"] is not None  # under the coordinator's branch
     summary = state["report"].summary
     assert summary.tasks == len(state["results"]) == summary.succeeded
     assert len(summary.coverage_by_round) == len(state["coverage"]) == 2
