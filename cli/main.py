@@ -33,7 +33,7 @@ from cli.serve import serve
 from evals.datasets import load_breadth, outline_cases
 from evals.runner import evaluate, table
 from runtime.context import Context
-from runtime.kb import DEFAULT_KB_PATH, build_default, ingest
+from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
 from runtime.reliability import describe
 from state.graph import ResearchState
 from state.handoff import ACTIONS
@@ -144,7 +144,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         (
             args.json,
             lambda: json.dumps(
-                result_json(state, seconds, request.thread_id), indent=2
+                result_json(state, seconds, request.thread_id, context), indent=2
             ),
         ),
     ]
@@ -303,17 +303,23 @@ def report_of(state: ResearchState) -> Report:
     return report
 
 
-def result_json(state: ResearchState, seconds: float, thread_id: str) -> dict[str, Any]:
+def result_json(
+    state: ResearchState, seconds: float, thread_id: str, context: Context
+) -> dict[str, Any]:
     """Everything a run produced, as JSON-ready data."""
     report = report_of(state)
+    kb = knowledge_base(context.kb_path)
+    cited = kb.passages(f.source.passage_id for f in state.get("findings", []))
     return {
         "thread_id": thread_id,
         "question": state["question"],
         "report": report.markdown,
         "plan": state["plan"].model_dump(mode="json"),
         "findings": [f.model_dump(mode="json") for f in state.get("findings", [])],
+        "passages": {pid: passage.text for pid, passage in cited.items()},
         "coverage": [c.model_dump(mode="json") for c in state.get("coverage", [])],
         "coverage_table": [r.model_dump(mode="json") for r in report.coverage_table],
+        "min_findings_per_value": context.min_findings_per_value,
         "uncovered": list(report.unresolved_gaps),
         "tasks": [r.model_dump(mode="json") for r in state.get("results", {}).values()],
         "summary": {**report.summary.model_dump(mode="json"), "wall_seconds": seconds},
