@@ -39,7 +39,11 @@ def run_options() -> argparse.ArgumentParser:
     add("--lead-model", help="model spec of the lead (default auto)")
     add("--subagent-model", help="model spec of subagents (default auto)")
     add("--max-rounds", type=int, help="re-delegation rounds; 0 disables (default 3)")
-    add("--max-parallel", type=int, help="subagents working at once (default 4)")
+    add(
+        "--max-parallel",
+        type=int,
+        help="subagents working at once (default: from the endpoint)",
+    )
     add("--max-subagents", type=int, help="facets planned and tasks per round (5)")
     add("--kb", help="knowledge base file")
     add("--agents", metavar="DIR", help="a folder of your own subagent definitions")

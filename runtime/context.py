@@ -165,7 +165,10 @@ class Context:
         "max_rounds", 3, "Re-delegation rounds after the first; 0 disables."
     )
     max_parallel: int = setting(
-        "max_parallel", 4, "Most subagents of one run working at once."
+        "max_parallel",
+        0,
+        "Most subagents of one run working at once; 0 chooses from the endpoint: "
+        "a local engine's slots, 16 for a remote API, 8 with no model.",
     )
     min_findings_per_value: int = setting(
         "min_findings_per_value",
@@ -273,7 +276,6 @@ class Context:
             "lead_max_tokens",
             "subagent_max_tokens",
             "max_subagents",
-            "max_parallel",
             "min_findings_per_value",
             "findings_per_value",
             "task_attempts",
@@ -284,6 +286,7 @@ class Context:
                 raise ConfigError(f"{name} must be at least 1")
         for name in (
             "max_rounds",
+            "max_parallel",
             "task_token_budget",
             "task_tool_calls",
             "run_token_budget",

@@ -182,13 +182,27 @@ def _load(spec: str, settings: ModelSettings) -> BaseChatModel:
     return _PROVIDERS[provider](name, settings)
 
 
-def parallel_limit(settings: ModelSettings) -> int | None:
-    """How many calls the model's endpoint serves at once, if it says (local: slots)."""
-    if resolve_spec(settings.spec).startswith("local:"):
+REMOTE_PARALLEL = 16
+"""Subagents at once on a remote API, unless told: it serves many calls at once."""
+RULE_PARALLEL = 8
+"""Subagents at once with no model: they are quick and share the machine."""
+
+
+def parallel_limit(settings: ModelSettings, asked: int = 0) -> int:
+    """How many subagents on this model may work at once.
+
+    A local engine serves as many calls as it has slots, whatever is `asked`;
+    otherwise `asked` stands, and when it is 0 (choose) a remote API gets
+    `REMOTE_PARALLEL` and a run with no model `RULE_PARALLEL`.
+    """
+    spec = resolve_spec(settings.spec)
+    if spec.startswith("local:"):
         from runtime.local_engine import slots
 
-        return slots()
-    return None
+        return min(asked, slots()) if asked else slots()
+    if asked:
+        return asked
+    return RULE_PARALLEL if spec == EXTRACTIVE else REMOTE_PARALLEL
 
 
 @asynccontextmanager

@@ -104,7 +104,7 @@ async def run_task(task: TaskDefinition) -> TaskResult:
     ctx = get_runtime(Context).context
     manifest = (await asyncio.to_thread(load_registry, ctx.agents_dir))[task.agent_id]
     settings = ctx.agent_model(manifest.model)
-    limit = parallel_limit(settings) or ctx.max_parallel
+    limit = parallel_limit(settings, ctx.max_parallel)
     idle = TimeoutPolicy(idle_timeout=task.idle_timeout_s or None)
     attempt = durable(
         run_attempt,
@@ -113,7 +113,7 @@ async def run_task(task: TaskDefinition) -> TaskResult:
         timeout=idle if task.idle_timeout_s else None,
     )
     started = datetime.now(UTC)
-    async with run_slot(task.trace_id, min(ctx.max_parallel, limit)):
+    async with run_slot(task.trace_id, limit):
         try:
             return await attempt(task)
         except CONTROL_FLOW:

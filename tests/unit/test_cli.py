@@ -98,7 +98,7 @@ def test_progress_goes_to_stderr(
     [
         (["research", "   "], 2, "question is empty"),
         (["research", "why", "--max-rounds", "-1"], 2, "max_rounds must be 0 or more"),
-        (["research", "why", "--max-parallel", "0"], 2, "max_parallel must be at"),
+        (["research", "why", "--max-parallel", "-1"], 2, "max_parallel must be 0 or"),
         (["research", "why", "--lead-model", "nope"], 2, "unknown model spec"),
         (["research", "why", "--kb", "/nonexistent/kb.sqlite"], 4, "no knowledge base"),
         (["ingest", "/nonexistent/folder", "--kb", "/tmp/x.sqlite"], 4, "not exist"),

@@ -12,6 +12,12 @@ from langchain_core.language_models import BaseChatModel
 
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
+from runtime.models import (
+    REMOTE_PARALLEL,
+    RULE_PARALLEL,
+    ModelSettings,
+    parallel_limit,
+)
 from state.tasks import TaskResult
 from tests.support import extractive, research
 from tests.unit.fakes import FakeResearcher, scripted
@@ -79,3 +85,11 @@ def test_max_parallel_in_the_context_caps_a_run(
     results, slow = slow_narrow_run(fake_models, creative_kb, max_parallel=2)
     assert len(results) == 3
     assert slow.peak == 2
+
+
+def test_the_default_parallel_cap_comes_from_the_endpoint() -> None:
+    remote = ModelSettings.for_role("subagent", "openai:gpt-4o-mini")
+    by_rule = ModelSettings.for_role("subagent", "extractive")
+    assert parallel_limit(remote) == REMOTE_PARALLEL
+    assert parallel_limit(by_rule) == RULE_PARALLEL
+    assert parallel_limit(remote, asked=3) == 3  # what the context asks stands
