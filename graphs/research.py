@@ -10,7 +10,6 @@ approve_plan passes the plan through unless a person is to review it.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -31,7 +30,7 @@ from runtime.telemetry import publish, record
 from state.agents import AgentManifest
 from state.graph import InputState, OutputState, ResearchState, SubagentInput
 from state.tasks import TaskDefinition
-from subagents.registry import load_registry
+from subagents.registry import registered
 
 
 async def run_subagent(
@@ -55,8 +54,10 @@ async def run_subagent(
         values=", ".join(task.values),
     )
     publish([delegated])
-    agents = await asyncio.to_thread(load_registry, runtime.context.agents_dir)
-    ran = await subagent.ainvoke({"task": task}, traced(task, agents))
+    agents = await registered(runtime.context.agents_dir)
+    ran = await subagent.ainvoke(
+        {"task": task}, traced(task, agents), durability="exit"
+    )
     publish(ran["events"])
     return {"results": ran["results"], "events": [delegated, *ran["events"]]}
 

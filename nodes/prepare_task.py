@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from langgraph.runtime import Runtime
 
 from nodes.dispatch import first_tasks, run_trace_id
@@ -11,7 +9,7 @@ from runtime.context import Context
 from state.graph import SubagentInput, SubagentState
 from state.plan import DEFAULT_AGENT, CoveragePlan, Dimension, facets_for_values
 from state.question import check_question
-from subagents.registry import DefinitionError, load_registry
+from subagents.registry import DefinitionError, registered
 
 
 async def prepare_task(
@@ -25,7 +23,7 @@ async def prepare_task(
     values = tuple(dict.fromkeys(v.strip() for v in state.get("values", []) if v))
     if not values:
         raise ValueError("a subagent run by hand needs the values to cover")
-    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
+    agents = await registered(ctx.agents_dir)
     agent = state.get("agent") or DEFAULT_AGENT
     if agent not in agents:
         raise DefinitionError(f"no subagent is named {agent!r}")

@@ -9,6 +9,7 @@ import os
 import re
 import sqlite3
 import tempfile
+import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import closing, contextmanager
@@ -126,6 +127,8 @@ class KnowledgeBase:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._local = threading.local()
+        self._rowids: dict[str, int] = {}
         if not self.path.is_file():
             raise KnowledgeBaseError(
                 f"no knowledge base at {self.path}; build one with "
@@ -149,12 +152,18 @@ class KnowledgeBase:
         read. A file the user may not write is still opened, read-only; only a hot
         journal beside it then cannot be rolled back, which is a KnowledgeBaseError.
         """
-        uri = self.path.resolve().as_uri() + "?mode=rw"
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
         try:
-            with closing(sqlite3.connect(uri, uri=True)) as db:
+            if db is None:
+                uri = self.path.resolve().as_uri() + "?mode=rw"
+                db = sqlite3.connect(uri, uri=True)
                 db.execute("PRAGMA query_only = ON")
-                yield db
+                self._local.db = db  # one connection per thread, kept
+            yield db
         except sqlite3.Error as err:
+            self._local.db = None
+            if db is not None:
+                db.close()
             raise _error(self.path, err, "read") from err
 
     def search(
@@ -198,13 +207,7 @@ class KnowledgeBase:
 
     def passage(self, passage_id: str) -> Passage | None:
         """The passage with this id, or None."""
-        sql = (
-            "SELECT p.passage_id, p.doc_id, p.title, d.url, p.section, p.text, 0.0"
-            " FROM passages p JOIN documents d USING (doc_id) WHERE p.passage_id = ?"
-        )
-        with self._reading() as db:
-            row = db.execute(sql, (passage_id,)).fetchone()
-        return Passage(*row) if row else None
+        return self.passages([passage_id]).get(passage_id)
 
     def in_period(self, doc: Passage, period: set[str]) -> bool:
         """Whether a document is of the period: its title or lead names a year of it.
@@ -217,18 +220,40 @@ class KnowledgeBase:
         return bool(period & years(f"{doc.title} {lead.text if lead else ''}"))
 
     def passages(self, passage_ids: Iterable[str]) -> dict[str, Passage]:
-        """The passages with these ids, by id; unknown ids are left out."""
+        """The passages with these ids, by id; unknown ids are left out.
+
+        Passage ids are not indexed by FTS5, so they are found by row id, from a
+        map of the file's rows read once; a row that no longer holds its id (the
+        file was ingested into since) refreshes the map.
+        """
         ids = list(dict.fromkeys(passage_ids))
-        found: dict[str, Passage] = {}
+        with self._reading() as db:
+            found = self._by_rowid(db, ids)
+            missing = [i for i in ids if i not in found]
+            if missing and self._refresh(db):
+                found |= self._by_rowid(db, missing)
+        return found
+
+    def _by_rowid(self, db: sqlite3.Connection, ids: list[str]) -> dict[str, Passage]:
+        rows = [(self._rowids[i], i) for i in ids if i in self._rowids]
         sql = (
             "SELECT p.passage_id, p.doc_id, p.title, d.url, p.section, p.text, 0.0"
             " FROM passages p JOIN documents d USING (doc_id)"
-            " WHERE p.passage_id IN (SELECT value FROM json_each(?))"
+            " WHERE p.rowid = ? AND p.passage_id = ?"
         )
-        with self._reading() as db:
-            for row in db.execute(sql, (json.dumps(ids),)):
-                found[row[0]] = Passage(*row)
+        found = {}
+        for rowid, passage_id in rows:
+            row = db.execute(sql, (rowid, passage_id)).fetchone()
+            if row:
+                found[passage_id] = Passage(*row)
         return found
+
+    def _refresh(self, db: sqlite3.Connection) -> bool:
+        """Read the passage ids' row ids anew; whether any changed."""
+        fresh = dict(db.execute("SELECT passage_id, rowid FROM passages").fetchall())
+        changed = fresh != self._rowids
+        self._rowids = fresh
+        return changed
 
     def document_frequencies(self, words: Iterable[str]) -> dict[str, int]:
         """In how many passages each word occurs."""

@@ -9,6 +9,7 @@ model its validation error.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -58,6 +59,7 @@ async def call_model(model: Runnable[Any, Any], messages: Sequence[BaseMessage])
         ) from err
 
 
+@functools.cache
 def schema_instructions(schema: type[BaseModel]) -> str:
     """The format instructions to append to a prompt asking for `schema`."""
     return PydanticOutputParser(pydantic_object=schema).get_format_instructions()

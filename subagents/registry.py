@@ -8,6 +8,7 @@ at load, naming the file and the reason.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from pathlib import Path
 
@@ -74,6 +75,22 @@ def load_folder(folder: Path) -> dict[str, AgentManifest]:
     if len(registry) != len(manifests):
         raise DefinitionError(f"{folder}: two definitions share an agent id")
     return registry
+
+
+async def registered(user_folder: str = "") -> dict[str, AgentManifest]:
+    """`load_registry` for async code: read in a worker thread the first time.
+
+    Once a folder's definitions are loaded, they are returned at once, with no
+    thread hop (a fan-out asks for them once per subagent).
+    """
+    loaded = _LOADED.get(user_folder)
+    if loaded is None:
+        loaded = await asyncio.to_thread(load_registry, user_folder)
+        _LOADED[user_folder] = loaded
+    return loaded
+
+
+_LOADED: dict[str, dict[str, AgentManifest]] = {}
 
 
 @functools.cache

@@ -44,7 +44,7 @@ from subagents.extractive_agent import build_extractive_agent
 from subagents.gates import GatePolicy, Gates
 from subagents.json_agent import build_json_agent
 from subagents.llm_agent import build_llm_agent
-from subagents.registry import load_registry
+from subagents.registry import registered
 from subagents.state import AgentInput, AgentOutput, AgentState, agent_input
 
 Subagent = CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]
@@ -102,7 +102,7 @@ async def run_task(task: TaskDefinition) -> TaskResult:
     is still failing after its attempts gives a failed result saying why.
     """
     ctx = get_runtime(Context).context
-    manifest = (await asyncio.to_thread(load_registry, ctx.agents_dir))[task.agent_id]
+    manifest = (await registered(ctx.agents_dir))[task.agent_id]
     settings = ctx.agent_model(manifest.model)
     limit = parallel_limit(settings, ctx.max_parallel)
     idle = TimeoutPolicy(idle_timeout=task.idle_timeout_s or None)
@@ -158,7 +158,7 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     """
     runtime = get_runtime(Context)
     ctx, number = runtime.context, attempt_number(runtime)
-    manifest = (await asyncio.to_thread(load_registry, ctx.agents_dir))[task.agent_id]
+    manifest = (await registered(ctx.agents_dir))[task.agent_id]
     subagent = await asyncio.to_thread(
         compiled_subagent,
         manifest,
