@@ -26,7 +26,8 @@ kb: data/kb.sqlite
 
 demo: kb
 	$(BIN)/delegator research "$(QUESTION)" --lead-model extractive \
-		--subagent-model extractive --out out/report.md --json out/result.json
+		--subagent-model extractive --out out/report.md --json out/result.json \
+		--html out/report.html
 
 test: lint
 	$(BIN)/pytest
@@ -42,3 +43,9 @@ format: install
 
 clean:
 	rm -rf $(VENV) data/kb.sqlite data/runs.sqlite* out .pytest_cache .mypy_cache .ruff_cache
+
+# Benchmarks, never part of `make test`: one table, also written to benchmarks/RESULTS.md.
+.PHONY: bench
+bench: install
+	$(BIN)/pip install --quiet -r benchmarks/requirements.txt
+	$(BIN)/python -m benchmarks.run --question "$(QUESTION)"

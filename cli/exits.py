@@ -43,6 +43,10 @@ class OutputPathError(ValueError):
     """An output path that would overwrite an input."""
 
 
+class ResultFileError(ValueError):
+    """A file `delegator show` cannot read as a run's result."""
+
+
 FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     (
         (
@@ -52,6 +56,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             LocalModelError,
             DefinitionError,
             OutputPathError,
+            ResultFileError,
             ThreadError,
             DecisionError,
             ServeError,

@@ -32,6 +32,7 @@ from cli.runs import (
 from cli.serve import serve
 from evals.datasets import load_breadth, outline_cases
 from evals.runner import evaluate, table
+from roles.page import eval_page, report_page
 from runtime.context import Context
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
 from runtime.reliability import describe
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_ingest(args, err)
         if args.command == "history":
             return run_history(args, err)
+        if args.command == "show":
+            return run_show(args, err)
         if args.command == "eval":
             return run_eval(args, err)
         if args.command == "serve":
@@ -92,7 +95,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     thread = args.thread
     if args.command == "research" and question is None and thread is None:
         raise QuestionError("give a question, or --thread to resume a run")
-    outputs = [p for p in (args.out, args.json) if p is not None]
+    outputs = [p for p in (args.out, args.json, args.html) if p is not None]
     refuse_overwriting(outputs, [Path(args.kb or DEFAULT_KB_PATH), args.db])
     given = {
         "lead_model": args.lead_model,
@@ -139,14 +142,11 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     report = report_of(state)
     sys.stdout.write(report.markdown)
     sys.stdout.flush()
+    result = result_json(state, seconds, request.thread_id, context)
     files: list[tuple[Path | None, Callable[[], str]]] = [
         (args.out, lambda: report.markdown),
-        (
-            args.json,
-            lambda: json.dumps(
-                result_json(state, seconds, request.thread_id, context), indent=2
-            ),
-        ),
+        (args.json, lambda: json.dumps(result, indent=2)),
+        (args.html, lambda: report_page(result)),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
     if report.summary.incomplete:
@@ -232,13 +232,26 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
         )
     )
     Console(width=140).print(table(scores))
-    if args.json and not save(
-        args.json,
-        json.dumps([s.model_dump(mode="json") for s in scores], indent=2),
-        err,
-    ):
-        return exits.DATA
-    return exits.OK
+    scored = [s.model_dump(mode="json") for s in scores]
+    files: list[tuple[Path | None, Callable[[], str]]] = [
+        (args.json, lambda: json.dumps(scored, indent=2)),
+        (args.html, lambda: eval_page(scored)),
+    ]
+    unwritten = [path for path, text in files if path and not save(path, text(), err)]
+    return exits.DATA if unwritten else exits.OK
+
+
+def run_show(args: argparse.Namespace, err: Console) -> int:
+    """Write the page of a result already written with --json."""
+    refuse_overwriting([args.html], [args.result])
+    try:
+        result = json.loads(args.result.read_text(encoding="utf-8"))
+        page = report_page(result)
+    except ValueError as error:
+        raise exits.ResultFileError(
+            f"{args.result} is not a result JSON: {error}"
+        ) from error
+    return exits.OK if save(args.html, page, err) else exits.DATA
 
 
 def run_history(args: argparse.Namespace, err: Console) -> int:

@@ -1,4 +1,4 @@
-"""The `delegator` command line: research, resume, fork, history, serve, ingest."""
+"""The `delegator` command line: research, resume, fork, and the other commands."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def run_options() -> argparse.ArgumentParser:
     )
     add("--out", type=Path, help="write the Markdown report here")
     add("--json", type=Path, help="write the full result here")
+    add("--html", type=Path, help="write the report as one self-contained page here")
     add("--quiet", action="store_true", help="no progress display")
     add(
         "--no-interrupt",
@@ -133,7 +134,15 @@ def parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--kb", help="knowledge base of breadth cases")
     evaluate.add_argument("--json", type=Path, help="write every score here")
+    evaluate.add_argument("--html", type=Path, help="write the scores as a page here")
     evaluate.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure"
+    )
+
+    show = sub.add_parser("show", help="turn a result JSON into a page")
+    show.add_argument("result", type=Path, help="a result written with --json")
+    show.add_argument("--html", type=Path, required=True, help="the page to write")
+    show.add_argument(
         "--debug", action="store_true", help="show the traceback of a failure"
     )
 

@@ -157,3 +157,18 @@ def test_installed_script_runs(freshwiki_kb: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"# {QUESTION}")
+
+
+def test_the_page_is_written_beside_the_json_and_again_by_show(
+    freshwiki_kb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page, result = tmp_path / "report.html", tmp_path / "result.json"
+    args = ["--quiet", "--html", str(page), "--json", str(result)]
+    assert main(research_args(freshwiki_kb, *args)) == 0
+    written = page.read_text()
+    assert written.startswith("<!doctype html>") and "Content-Security-Policy" in written
+    again = tmp_path / "again.html"
+    assert main(["show", str(result), "--html", str(again)]) == 0
+    assert again.read_text() == written  # the page is a function of the result
+    assert main(["show", str(page), "--html", str(tmp_path / "x.html")]) == 2
+    assert "is not a result JSON" in capsys.readouterr().err
