@@ -88,9 +88,13 @@ def test_the_eval_command_compares_with_and_without_redelegation(
             freshwiki_kb,
             "--json",
             str(out),
+            "--html",
+            str(tmp_path / "eval.html"),
         ]
     )
     assert code == exits.OK
+    page = (tmp_path / "eval.html").read_text()
+    assert "disasters-2022-2023" in page and "sport-2022-2023" in page
     printed = capsys.readouterr().out
     assert "groups" in printed and "doc precision" in printed
     scores = json.loads(out.read_text())
