@@ -166,7 +166,8 @@ def test_the_page_is_written_beside_the_json_and_again_by_show(
     args = ["--quiet", "--html", str(page), "--json", str(result)]
     assert main(research_args(freshwiki_kb, *args)) == 0
     written = page.read_text()
-    assert written.startswith("<!doctype html>") and "Content-Security-Policy" in written
+    assert written.startswith("<!doctype html>")
+    assert "Content-Security-Policy" in written
     again = tmp_path / "again.html"
     assert main(["show", str(result), "--html", str(again)]) == 0
     assert again.read_text() == written  # the page is a function of the result
