@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Send
+from langgraph.types import Durability, Send
 
 from graphs.subagent import graph as subagent
 from nodes.aggregate import aggregate
@@ -26,6 +26,7 @@ from nodes.gap_check import gap_check
 from nodes.verify import verify
 from nodes.write import write
 from runtime.context import Context
+from runtime.durable import can_pause
 from runtime.telemetry import publish, record
 from state.agents import AgentManifest
 from state.graph import InputState, OutputState, ResearchState, SubagentInput
@@ -55,9 +56,10 @@ async def run_subagent(
     )
     publish([delegated])
     agents = await registered(runtime.context.agents_dir)
-    ran = await subagent.ainvoke(
-        {"task": task}, traced(task, agents), durability="exit"
-    )
+    # with a checkpointer, its steps are saved when it ends or pauses, not each
+    durability: Durability | None = "exit" if can_pause(runtime) else None
+    config = traced(task, agents)
+    ran = await subagent.ainvoke({"task": task}, config, durability=durability)
     publish(ran["events"])
     return {"results": ran["results"], "events": [delegated, *ran["events"]]}
 
