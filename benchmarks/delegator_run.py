@@ -1,0 +1,188 @@
+"""One delegator fan-out of N fake subagents, timed.
+
+Run as `python -m benchmarks.delegator_run`.
+
+The planner is skipped: a plan of N facets and its N tasks are written to a
+fresh thread as if `dispatch` had run, and the graph goes on from there (one
+round, no re-delegation). The lead is extractive; every subagent answers in one
+fake model call of `LATENCY_S`. Prints one JSON line: the wall time of each
+timed run, their median, and the process's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from benchmarks.common import answer, median, peak_mib
+from benchmarks.fakes import DelegatorSubagent, value_names, write_corpus
+from graphs.research import builder
+from nodes.dispatch import first_tasks
+from runtime.context import Context
+from runtime.kb import ingest
+from runtime.models import ModelSettings, register_provider
+from state.plan import CoveragePlan, Dimension, facets_for_values
+from subagents.registry import load_registry
+
+QUESTION = "What do the sources say about each of these coastal settlements?"
+MODELS: dict[str, BaseChatModel] = {}
+
+
+def bench_model(name: str, settings: ModelSettings) -> BaseChatModel:
+    """The benchmark's model of this name (`bench:<name>` specs)."""
+    return MODELS[name]
+
+
+def context(n: int, kb: Path) -> Context:
+    """A one-round run of `n` parallel subagents on the fake model."""
+    return Context(
+        lead_model="extractive",
+        subagent_model="bench:sub",
+        subagent_protocol="tools",
+        kb_path=str(kb),
+        max_subagents=n,
+        max_parallel=n,
+        max_rounds=0,
+        task_attempts=1,
+    )
+
+
+def first_round(values: list[str], ctx: Context) -> dict[str, Any]:
+    """The state `dispatch` would leave for a plan with one facet per value."""
+    plan = CoveragePlan(
+        question=QUESTION,
+        dimensions=(Dimension(name="topic", values=tuple(values)),),
+        facets=facets_for_values(QUESTION, values),
+    )
+    trace_id = str(uuid.uuid4())
+    return {
+        "question": QUESTION,
+        "plan": plan,
+        "trace_id": trace_id,
+        "started_at": time.time(),
+        "round": 0,
+        "pending": first_tasks(plan, ctx, trace_id, load_registry(ctx.agents_dir)),
+        "results": {},
+        "findings": [],
+        "dropped": {},
+        "coverage": [],
+        "events": [],
+        "breakers": {},
+        "blocked": {},
+        "fact_checks": {},
+        "plan_review": False,
+        "report": None,
+    }
+
+
+@asynccontextmanager
+async def checkpointer(kind: str, url: str, folder: Path) -> AsyncIterator[Any]:
+    """The checkpointer to run on: in memory, SQLite in `folder`, or PostgreSQL."""
+    if kind == "memory":
+        yield InMemorySaver()
+    elif kind == "sqlite":
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(str(folder / "cp.db")) as saver:
+            yield saver
+    elif kind == "postgres":
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(url) as saver:
+            await saver.setup()
+            yield saver
+    else:
+        raise ValueError(f"unknown checkpointer {kind!r}")
+
+
+async def one_run(
+    app: Any, values: list[str], kb: Path, profile: cProfile.Profile | None = None
+) -> tuple[float, int]:
+    """Run one round over `values`; its wall time and how many values it covered."""
+    ctx = context(len(values), kb)
+    config: RunnableConfig = {"configurable": {"thread_id": str(uuid.uuid4())}}
+    await app.aupdate_state(config, first_round(values, ctx), as_node="dispatch")
+    if profile is not None:
+        profile.enable()
+    started = time.perf_counter()
+    await app.ainvoke(None, config, context=ctx)
+    wall = time.perf_counter() - started
+    if profile is not None:
+        profile.disable()
+    final = (await app.aget_state(config)).values
+    covered = {v for f in final["findings"] if f.verified for v in f.values}
+    return wall, len(covered & set(values))
+
+
+async def measure(
+    n: int, runs: int, kind: str, url: str, profile_to: str
+) -> dict[str, Any]:
+    """Warm up at N=1, then time `runs` rounds of `n` subagents."""
+    MODELS["sub"] = model = DelegatorSubagent()
+    register_provider("bench", bench_model)
+    with tempfile.TemporaryDirectory(prefix="delegator-bench-") as tmp:
+        folder = Path(tmp)
+        values = value_names(n)
+        write_corpus(folder / "corpus", values)
+        kb = folder / "kb.sqlite"
+        ingest(kb, [folder / "corpus"])
+        async with checkpointer(kind, url, folder) as saver:
+            assert isinstance(saver, BaseCheckpointSaver)
+            app = builder.compile(checkpointer=saver, name="research")
+            await one_run(app, values[:1], kb)
+            model.calls = 0
+            walls, covered = [], []
+            profile = cProfile.Profile() if profile_to else None
+            for i in range(runs):
+                last = i == runs - 1
+                wall, got = await one_run(app, values, kb, profile if last else None)
+                walls.append(round(wall, 3))
+                covered.append(got)
+            if profile is not None:
+                profile.dump_stats(profile_to)
+    return {
+        "system": "delegator",
+        "checkpointer": kind,
+        "n": n,
+        "walls_s": walls,
+        "median_s": median(walls),
+        "peak_mib": peak_mib(),
+        "model_calls": model.calls,
+        "expected_calls": n * runs,
+        "covered": min(covered),
+    }
+
+
+def main() -> None:
+    """Parse the arguments, measure, print the JSON line."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, required=True, help="parallel subagents")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs")
+    parser.add_argument(
+        "--checkpointer", choices=("memory", "sqlite", "postgres"), default="memory"
+    )
+    parser.add_argument("--url", default="", help="PostgreSQL URL")
+    parser.add_argument("--profile", default="", help="cProfile the last run here")
+    args = parser.parse_args()
+    answer(
+        asyncio.run(
+            measure(args.n, args.runs, args.checkpointer, args.url, args.profile)
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
