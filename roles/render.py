@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Sequence
 
 from state.findings import Finding
@@ -172,13 +173,13 @@ def facet_sections(
 
     Findings of no plan facet (the lead's direct answer) come first, as "Answer".
     """
+    by_facet: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        by_facet[finding.facet_ids[0]].append(finding)
     facets = {f.id for f in plan.facets}
-    answer = [f for f in findings if f.facet_ids[0] not in facets]
+    answer = [f for fid, own in by_facet.items() if fid not in facets for f in own]
     sections = [("Answer", answer)] if answer else []
-    for facet in plan.facets:
-        own = [f for f in findings if f.facet_ids[0] == facet.id]
-        if own:
-            sections.append((facet.title, own))
+    sections += [(f.title, by_facet[f.id]) for f in plan.facets if by_facet.get(f.id)]
     return sections
 
 
