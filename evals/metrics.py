@@ -148,19 +148,6 @@ def duplicate_rate(findings: Sequence[tuple[str, str, str]]) -> float:
     return repeats / len(findings)
 
 
-def per_role(
-    calls: Mapping[str, int], tokens: Mapping[str, int]
-) -> dict[str, dict[str, int]]:
-    """Calls and tokens of every role in either mapping, sorted by role.
-
-    A role missing from one mapping counts 0 there.
-    """
-    return {
-        role: {"calls": calls.get(role, 0), "tokens": tokens.get(role, 0)}
-        for role in sorted(set(calls) | set(tokens))
-    }
-
-
 def gold_headings(sections: Iterable[str]) -> list[str]:
     """Section headings of an article that count as gold, in order.
 

@@ -51,6 +51,8 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
     model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     user_gates(ctx.gates)  # a gate that cannot be loaded fails the run here
+    if ctx.verifier and ctx.verifier not in agents:
+        raise DefinitionError(f"the verifier {ctx.verifier!r} names no definition")
     planned = await planner(
         model, kb, max_facets=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
     ).plan(question)

@@ -15,9 +15,10 @@ from subagents.registry import DefinitionError, registered
 async def prepare_task(
     state: SubagentInput, runtime: Runtime[Context]
 ) -> SubagentState:
-    """Keep a task the fan-out sent; else build one from a question and values."""
-    if "task" in state:
-        return {}
+    """The task of a run by hand, from its question, values and agent.
+
+    With no agent named, routing picks one, as for a facet of a plan.
+    """
     ctx = runtime.context
     question = check_question(state.get("question"))
     values = tuple(dict.fromkeys(v.strip() for v in state.get("values", []) if v))
@@ -27,6 +28,7 @@ async def prepare_task(
     agent = state.get("agent") or DEFAULT_AGENT
     if agent not in agents:
         raise DefinitionError(f"no subagent is named {agent!r}")
+    # a facet assigned to the default agent is routed; any other keeps its agent
     (facet,) = facets_for_values(question, ["; ".join(values)])
     facet = facet.model_copy(
         update={"values": values, "agent_id": agent, "title": ", ".join(values)}

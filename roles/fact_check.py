@@ -8,6 +8,7 @@ on is kept; a checker that fails costs its own judgement only.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,7 +63,8 @@ class FactChecker:
         usage = Usage()
         for start in range(0, len(findings), BATCH):
             batch = findings[start : start + BATCH]
-            passages = kb.passages([f.source.passage_id for f in batch])
+            cited = [f.source.passage_id for f in batch]
+            passages = await asyncio.to_thread(kb.passages, cited)
             texts = [
                 p.text if (p := passages.get(f.source.passage_id)) else ""
                 for f in batch

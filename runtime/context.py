@@ -17,6 +17,9 @@ PROTOCOLS = ("auto", "tools", "json")
 ESCALATIONS = ("interrupt", "skip")
 ROUTINGS = ("capability", "semantic", "load", "round_robin")
 DANGEROUS = ("deny", "ask")
+APPROVABLE_ENV = "DELEGATOR_APPROVABLE_TOOLS"
+"""Dangerous tools a run's settings may approve: the operator's choice, not a
+caller's (an approval from `DELEGATOR_APPROVED_TOOLS` itself is the operator's)."""
 AGENT_DIRS_ENV = "DELEGATOR_AGENT_DIRS"
 """Folders an `agents_dir` must lie in, if set (see `runtime.paths`)."""
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -139,7 +142,8 @@ class Context:
     approved_tools: str = setting(
         "approved_tools",
         "",
-        "Dangerous tools the configuration approves, separated by commas.",
+        "Dangerous tools the configuration approves, separated by commas; only "
+        "those DELEGATOR_APPROVABLE_TOOLS lists.",
     )
     verifier: str = setting(
         "verifier",
@@ -264,6 +268,15 @@ class Context:
         check_kb_path(self.kb_path)
         if self.agents_dir and not allowed(self.agents_dir, AGENT_DIRS_ENV):
             raise ConfigError("agents_dir is outside the folders this server allows")
+        approvable = {
+            t.strip()
+            for name in (APPROVABLE_ENV, "DELEGATOR_APPROVED_TOOLS")
+            for t in os.environ.get(name, "").split(",")
+        }
+        if self.approved - approvable:
+            raise ConfigError(
+                f"approved_tools may only name tools {APPROVABLE_ENV} lists"
+            )
         for name, value, choices in (
             ("routing", self.routing, ROUTINGS),
             ("dangerous_tools", self.dangerous_tools, DANGEROUS),

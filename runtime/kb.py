@@ -154,17 +154,27 @@ class KnowledgeBase:
         """
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         try:
+            file = self._file()
+            if db is not None and file != self._local.file:  # replaced since
+                db.close()
+                db = None
             if db is None:
                 uri = self.path.resolve().as_uri() + "?mode=rw"
                 db = sqlite3.connect(uri, uri=True)
                 db.execute("PRAGMA query_only = ON")
-                self._local.db = db  # one connection per thread, kept
+                # one connection per thread, kept while the file is the same
+                self._local.db, self._local.file = db, file
             yield db
-        except sqlite3.Error as err:
+        except (OSError, sqlite3.Error) as err:
             self._local.db = None
             if db is not None:
                 db.close()
             raise _error(self.path, err, "read") from err
+
+    def _file(self) -> tuple[int, int]:
+        """Which file the path names now: its device and inode."""
+        stat = self.path.stat()
+        return stat.st_dev, stat.st_ino
 
     def search(
         self,

@@ -22,14 +22,15 @@ def breakers_after(results: Iterable[TaskResult], threshold: int) -> dict[str, B
     """Each agent's breaker after these results, taken in the order they ended.
 
     `threshold` consecutive failures open an agent's circuit; a success
-    closes it and resets the count. Tasks a person skipped count for nothing.
+    closes it and resets the count. A task a person let go (skip or abort)
+    counts for nothing.
     """
     breakers: dict[str, Breaker] = {}
     ended = sorted(
         results, key=lambda r: (r.round, r.started_at.timestamp() + r.execution_time_s)
     )
     for result in ended:
-        if result.failure == "skipped":
+        if result.escalation in ("skip", "abort"):
             continue
         if result.status == "failed":
             failures = breakers.get(result.agent_id, Breaker()).failures + 1

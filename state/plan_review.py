@@ -59,7 +59,7 @@ def reviewed(plan: CoveragePlan, review: PlanReview) -> CoveragePlan:
         for dimension, values in review.values.items():
             fresh = [v for v in dict.fromkeys(values) if v not in plan.values]
             plan = plan.extended(dimension, fresh)
-        return plan
+        return _linted(plan)
     owned = list(dict.fromkeys(v for f in review.facets for v in f.values))
     dimensions = [
         Dimension(name=d.name, values=kept)
@@ -76,7 +76,11 @@ def reviewed(plan: CoveragePlan, review: PlanReview) -> CoveragePlan:
             "direct_answer": False,
         }
     )
+    return _linted(edited)
+
+
+def _linted(plan: CoveragePlan) -> CoveragePlan:
     try:
-        return lint_plan(edited)
+        return lint_plan(plan)
     except ValueError as err:
-        raise PlanReviewError(f"the edited plan does not hold: {err}") from err
+        raise PlanReviewError(f"the reviewed plan does not hold: {err}") from err

@@ -102,12 +102,9 @@ class TaskDefinition(BaseModel):
 
 
 TaskStatus = Literal["success", "partial", "failed"]
-FailureKind = Literal[
-    "timeout", "unreachable", "invalid output", "rejected", "skipped", "error"
-]
+FailureKind = Literal["timeout", "unreachable", "invalid output", "rejected", "error"]
 """Why a task failed: out of time, its model endpoint unreachable, its output
-never valid, refused by its endpoint (a 4xx), skipped by a person, or any other
-error."""
+never valid, refused by its endpoint (a 4xx), or any other error."""
 
 
 class TaskResult(BaseModel):

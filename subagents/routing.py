@@ -26,7 +26,6 @@ from state.plan import DEFAULT_AGENT, Facet
 
 Route = tuple[str | None, str]
 """The agent to send a task to (None: none in service), and why."""
-STRATEGIES = ("capability", "semantic", "load", "round_robin")
 
 
 def words(text: str) -> set[str]:

@@ -203,11 +203,15 @@ def test_a_dangerous_tool_is_denied_unless_the_configuration_approves_it(
     injected_kb: str,
     browser: str,
     collector: Collector,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     state = run(fake_models, injected_kb, agents_dir=browser)
     (denied,) = gate_events(state)
     assert (denied["tool"], denied["rule"]) == ("web_fetch", "dangerous-tool")
     assert collector.fetched == []
+    with pytest.raises(ValueError, match="DELEGATOR_APPROVABLE_TOOLS"):
+        run(fake_models, injected_kb, agents_dir=browser, approved_tools="web_fetch")
+    monkeypatch.setenv("DELEGATOR_APPROVABLE_TOOLS", "web_fetch")  # the operator's
     approved = run(
         fake_models, injected_kb, agents_dir=browser, approved_tools="web_fetch"
     )

@@ -10,7 +10,6 @@ from evals.metrics import (
     gold_headings,
     group_coverage,
     heading_soft_recall,
-    per_role,
     soft_cardinality,
     token_similarity,
 )
@@ -198,23 +197,6 @@ def test_duplicate_rate_all_distinct() -> None:
 
 def test_duplicate_rate_no_findings() -> None:
     assert duplicate_rate([]) == 0.0
-
-
-# per_role
-
-
-def test_per_role_merges_and_sorts_roles() -> None:
-    result = per_role({"writer": 2, "planner": 1}, {"planner": 100, "critic": 40})
-    assert result == {
-        "critic": {"calls": 0, "tokens": 40},
-        "planner": {"calls": 1, "tokens": 100},
-        "writer": {"calls": 2, "tokens": 0},
-    }
-    assert list(result) == ["critic", "planner", "writer"]
-
-
-def test_per_role_empty() -> None:
-    assert per_role({}, {}) == {}
 
 
 # gold_headings
