@@ -57,9 +57,13 @@ def test_extractive_subagents_of_a_round_overlap(
 def slow_narrow_run(
     fake_models: Callable[[BaseChatModel], str], kb: str, **settings: Any
 ) -> tuple[list[TaskResult], FakeResearcher]:
-    """The narrow creative plan once, its subagents' first turn taking 0.2 s."""
+    """The narrow creative plan once, its subagents' first turn taking 1 s.
+
+    Long enough that on a loaded machine the three still start before the
+    first one's turn ends, when nothing holds them back.
+    """
     lead = fake_models(scripted(NARROW_PLAN, {"dimensions": []}, "Summary [1]."))
-    slow = FakeResearcher(delay=0.2)
+    slow = FakeResearcher(delay=1.0)
     context = Context(
         lead_model=lead,
         subagent_model=fake_models(slow),
