@@ -240,7 +240,8 @@ class KnowledgeBase:
         with self._reading() as db:
             found = self._by_rowid(db, ids)
             missing = [i for i in ids if i not in found]
-            if missing and self._refresh(db):
+            if missing:
+                self._refresh(db)
                 found |= self._by_rowid(db, missing)
         return found
 
@@ -258,12 +259,11 @@ class KnowledgeBase:
                 found[passage_id] = Passage(*row)
         return found
 
-    def _refresh(self, db: sqlite3.Connection) -> bool:
-        """Read the passage ids' row ids anew; whether any changed."""
-        fresh = dict(db.execute("SELECT passage_id, rowid FROM passages").fetchall())
-        changed = fresh != self._rowids
-        self._rowids = fresh
-        return changed
+    def _refresh(self, db: sqlite3.Connection) -> None:
+        """Read the passage ids' row ids anew (another thread may have just now)."""
+        self._rowids = dict(
+            db.execute("SELECT passage_id, rowid FROM passages").fetchall()
+        )
 
     def document_frequencies(self, words: Iterable[str]) -> dict[str, int]:
         """In how many passages each word occurs."""
