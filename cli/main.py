@@ -6,12 +6,15 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from rich.console import Console
@@ -126,7 +129,8 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     ask = ask_person(err) if sys.stdin.isatty() else None
     started = time.perf_counter()
     try:
-        state = asyncio.run(run_thread(request, ask, None if args.quiet else err))
+        with ctrl_c_stops():
+            state = asyncio.run(run_thread(request, ask, None if args.quiet else err))
     except KeyboardInterrupt:
         err.print(f"[red]stopped[/]; nothing checkpointed is lost. {resume(request)}")
         return exits.INTERRUPTED
@@ -158,6 +162,25 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         err.print(escape(summary_line(report.summary)), highlight=False)
         err.print(f"done in {seconds:.1f}s; thread {escape(request.thread_id)}")
     return exits.OK
+
+
+@contextmanager
+def ctrl_c_stops() -> Iterator[None]:
+    """Ctrl-C stops the run where it is, whatever step is running.
+
+    asyncio's own handler only cancels the main task, and a cancellation that
+    reaches a subagent's attempt is told as that task's failure; the run would
+    then go on. Raising at once stops it: what is checkpointed stays.
+    """
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def refuse_overwriting(outputs: list[Path], inputs: list[Path]) -> None:
