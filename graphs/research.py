@@ -23,11 +23,12 @@ from nodes.aggregate import aggregate
 from nodes.approve_plan import approve_plan
 from nodes.dispatch import dispatch
 from nodes.gap_check import gap_check
+from nodes.subagent import delegated as delegate_event
 from nodes.verify import verify
 from nodes.write import write
 from runtime.context import Context
 from runtime.durable import can_pause
-from runtime.telemetry import publish, record
+from runtime.telemetry import publish
 from state.agents import AgentManifest
 from state.graph import InputState, OutputState, ResearchState, SubagentInput
 from state.tasks import TaskDefinition
@@ -43,17 +44,7 @@ async def run_subagent(
     them in the top-level `custom` stream, with its DELEGATE first.
     """
     task = state["task"]
-    delegated = record(
-        "DELEGATE",
-        task_id=task.task_id,
-        agent=task.agent_id,
-        route=task.route or None,
-        objective=task.brief,
-        timeout=task.timeout_s,
-        attempts=task.max_attempts,
-        round=task.round,
-        values=", ".join(task.values),
-    )
+    delegated = delegate_event(task)
     publish([delegated])
     agents = await registered(runtime.context.agents_dir)
     # with a checkpointer, its steps are saved when it ends or pauses, not each
