@@ -34,6 +34,7 @@ from cli.runs import (
 )
 from cli.serve import serve
 from evals.datasets import load_breadth, outline_cases
+from evals.langsmith_upload import publish
 from evals.runner import evaluate, table
 from roles.page import eval_page, report_page
 from runtime.context import Context
@@ -261,6 +262,13 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
         (args.html, lambda: eval_page(scored)),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
+    settings = {
+        "lead_model": context.lead_model,
+        "subagent_model": context.subagent_model,
+        "max_rounds": context.max_rounds,
+        "ablation": args.ablation,
+    }
+    publish(args.dataset, cases, scores, err, settings)
     return exits.DATA if unwritten else exits.OK
 
 
