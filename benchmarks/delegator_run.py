@@ -3,10 +3,13 @@
 Run as `python -m benchmarks.delegator_run`.
 
 The planner is skipped: a plan of N facets and its N tasks are written to a
-fresh thread as if `dispatch` had run, and the graph goes on from there (one
-round, no re-delegation). The lead is extractive; every subagent answers in one
-fake model call of `LATENCY_S`. Prints one JSON line: the wall time of each
-timed run, their median, and the process's peak memory.
+fresh thread as if `dispatch` had run (a model's plan has at most 12 facets),
+and the graph goes on from there, one round, no re-delegation. Every model call
+takes `LATENCY_S`: each subagent answers in one call, then the lead's breadth
+check (gap_check's enumeration) finds nothing more and the lead writes the
+report's opening: three calls on the critical path, as for deepagents' main
+agent, subagent, main agent. Prints one JSON line: the wall time of each timed
+run, their median, the calls made and the process's peak memory.
 """
 
 from __future__ import annotations
@@ -28,9 +31,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.common import answer, median, peak_mib
-from benchmarks.fakes import DelegatorSubagent, value_names, write_corpus
+from benchmarks.fakes import (
+    DelegatorLead,
+    DelegatorSubagent,
+    SlowModel,
+    value_names,
+    write_corpus,
+)
 from graphs.research import builder
-from nodes.dispatch import first_tasks
+from nodes.dispatch import first_round
 from runtime.context import Context
 from runtime.kb import ingest
 from runtime.models import ModelSettings, register_provider
@@ -38,7 +47,7 @@ from state.plan import CoveragePlan, Dimension, facets_for_values
 from subagents.registry import load_registry
 
 QUESTION = "What do the sources say about each of these coastal settlements?"
-MODELS: dict[str, BaseChatModel] = {}
+MODELS: dict[str, SlowModel] = {}
 
 
 def bench_model(name: str, settings: ModelSettings) -> BaseChatModel:
@@ -49,7 +58,7 @@ def bench_model(name: str, settings: ModelSettings) -> BaseChatModel:
 def context(n: int, kb: Path) -> Context:
     """A one-round run of `n` parallel subagents on the fake model."""
     return Context(
-        lead_model="extractive",
+        lead_model="bench:lead",
         subagent_model="bench:sub",
         subagent_protocol="tools",
         kb_path=str(kb),
@@ -58,34 +67,6 @@ def context(n: int, kb: Path) -> Context:
         max_rounds=0,
         task_attempts=1,
     )
-
-
-def first_round(values: list[str], ctx: Context) -> dict[str, Any]:
-    """The state `dispatch` would leave for a plan with one facet per value."""
-    plan = CoveragePlan(
-        question=QUESTION,
-        dimensions=(Dimension(name="topic", values=tuple(values)),),
-        facets=facets_for_values(QUESTION, values),
-    )
-    trace_id = str(uuid.uuid4())
-    return {
-        "question": QUESTION,
-        "plan": plan,
-        "trace_id": trace_id,
-        "started_at": time.time(),
-        "round": 0,
-        "pending": first_tasks(plan, ctx, trace_id, load_registry(ctx.agents_dir)),
-        "results": {},
-        "findings": [],
-        "dropped": {},
-        "coverage": [],
-        "events": [],
-        "breakers": {},
-        "blocked": {},
-        "fact_checks": {},
-        "plan_review": False,
-        "report": None,
-    }
 
 
 @asynccontextmanager
@@ -114,7 +95,14 @@ async def one_run(
     """Run one round over `values`; its wall time and how many values it covered."""
     ctx = context(len(values), kb)
     config: RunnableConfig = {"configurable": {"thread_id": str(uuid.uuid4())}}
-    await app.aupdate_state(config, first_round(values, ctx), as_node="dispatch")
+    plan = CoveragePlan(
+        question=QUESTION,
+        dimensions=(Dimension(name="settlement", values=tuple(values)),),
+        facets=facets_for_values(QUESTION, values),
+    )
+    agents = load_registry(ctx.agents_dir)
+    start = first_round(QUESTION, plan, ctx, str(uuid.uuid4()), agents)
+    await app.aupdate_state(config, start, as_node="dispatch")
     if profile is not None:
         profile.enable()
     started = time.perf_counter()
@@ -132,6 +120,7 @@ async def measure(
 ) -> dict[str, Any]:
     """Warm up at N=1, then time `runs` rounds of `n` subagents."""
     MODELS["sub"] = model = DelegatorSubagent()
+    MODELS["lead"] = lead = DelegatorLead()
     register_provider("bench", bench_model)
     with tempfile.TemporaryDirectory(prefix="delegator-bench-") as tmp:
         folder = Path(tmp)
@@ -143,7 +132,7 @@ async def measure(
             assert isinstance(saver, BaseCheckpointSaver)
             app = builder.compile(checkpointer=saver, name="research")
             await one_run(app, values[:1], kb)
-            model.calls = 0
+            model.calls = lead.calls = 0
             walls, covered = [], []
             profile = cProfile.Profile() if profile_to else None
             for i in range(runs):
@@ -163,6 +152,7 @@ async def measure(
         "model_calls": model.calls,
         "expected_calls": n * runs,
         "covered": min(covered),
+        "lead_calls": lead.calls,
     }
 
 

@@ -16,6 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from roles.enumerate import ENUMERATE_PROMPT
+
 LATENCY_S = 0.2
 """How long every fake model call takes."""
 USAGE = {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
@@ -122,6 +124,22 @@ class DelegatorSubagent(SlowModel):
             for value in values_in_brief(str(brief.content))
         ]
         return AIMessage(json.dumps({"findings": findings}), usage_metadata=USAGE)
+
+
+class DelegatorLead(SlowModel):
+    """delegator's lead after the plan: finds nothing more, then writes.
+
+    It tells its two tasks apart by their system prompts: the breadth check
+    (gap_check's enumeration) and the report's opening, which cites source 1.
+    """
+
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        """An empty enumeration, or a one-sentence opening."""
+        if str(messages[0].content).startswith(ENUMERATE_PROMPT[:40]):
+            return AIMessage(json.dumps({"dimensions": []}), usage_metadata=USAGE)
+        return AIMessage(
+            "The sources describe each settlement [1].", usage_metadata=USAGE
+        )
 
 
 class Coordinator(SlowModel):

@@ -32,9 +32,6 @@ CHECKPOINTER_N = 32
 RUNS = 3
 CHECKPOINTER_RUNS = 7
 """More runs than elsewhere: the savers differ by less than the run-to-run noise."""
-CRITICAL_CALLS = {"delegator": 1, "deepagents": 3}
-"""Fake model calls on each system's critical path: delegator's lead is
-extractive (one subagent call); deepagents' is main agent, subagent, main agent."""
 SAVERS = {
     "memory": "InMemorySaver (baseline)",
     "sqlite": "AsyncSqliteSaver (temp file)",
@@ -93,6 +90,17 @@ def calls(n: int) -> str:
     return f"{n} call" + ("" if n == 1 else "s")
 
 
+def critical_calls(result: dict[str, Any]) -> int:
+    """Fake model calls on a run's critical path: the lead's, then one subagent's.
+
+    delegator: subagent, breadth check, opening; deepagents: main agent,
+    subagent, main agent. Counted from the lead's calls in the timed runs.
+    """
+    runs: int = result["expected_calls"] // result["n"]
+    lead: int = result["lead_calls"]
+    return lead // runs + 1
+
+
 def spread(result: dict[str, Any]) -> str:
     """The range of the timed runs' wall times."""
     walls = result["walls_s"]
@@ -117,7 +125,8 @@ def orchestration() -> list[Row]:
             if error := failed(result):
                 rows.append(("1. Orchestration", case, error, "", "", ""))
                 continue
-            path = CRITICAL_CALLS[system] * LATENCY_S
+            critical = critical_calls(result)
+            path = critical * LATENCY_S
             wall = result["median_s"]
             what = "values verified" if system == "delegator" else "task reports"
             rows.append(
@@ -126,7 +135,7 @@ def orchestration() -> list[Row]:
                     case,
                     f"{secs(wall)} (median of {RUNS})",
                     f"{wall / path:.2f}x critical path "
-                    f"({calls(CRITICAL_CALLS[system])}, {path:.1f} s)",
+                    f"({calls(critical)}, {path:.1f} s)",
                     mib(result["peak_mib"]),
                     f"overhead {wall - path:.3f} s; {spread(result)}; "
                     f"{checked(result, what)}",
@@ -142,6 +151,7 @@ def fan_out(baseline_mib: float | None) -> list[Row]:
     if error := failed(result):
         return [("2. Fan-out scale", case, error, "", "", "")]
     wall, peak = result["median_s"], result["peak_mib"]
+    critical = critical_calls(result)
     per = "n/a (the N=1 baseline failed)"
     if baseline_mib is not None:
         per = (
@@ -153,7 +163,8 @@ def fan_out(baseline_mib: float | None) -> list[Row]:
             "2. Fan-out scale",
             case,
             f"{secs(wall)} (1 run)",
-            f"{wall / LATENCY_S:.1f}x critical path (1 call, {LATENCY_S:.1f} s)",
+            f"{wall / (critical * LATENCY_S):.1f}x critical path "
+            f"({calls(critical)}, {critical * LATENCY_S:.1f} s)",
             mib(peak),
             f"{per}; {checked(result, 'values verified')}",
         )
@@ -322,15 +333,17 @@ Python {sys.version.split()[0]}. `make bench` took {took_s:.0f} s.
 
 {table(rows)}
 
-Every fake model call sleeps {LATENCY_S:.1f} s. Critical path: the longest chain
-of model calls times {LATENCY_S:.1f} s (delegator with an extractive lead: one
-subagent call; deepagents: main agent, subagent, main agent). Wall times cover
-the graph run only: delegator's plan is written to its thread as `dispatch`
-would leave it (planner skipped), and both systems checkpoint to an
-InMemorySaver unless benchmark 3 says otherwise. Peak memory is the peak
-resident set (ru_maxrss) of the measuring process, which warms up with an N=1
-run before its timed runs. PostgreSQL runs with fsync off (the test fixture's
-settings). A ✗ marks a run whose subagent results or calls were not all there.
+Every fake model call sleeps {LATENCY_S:.1f} s, for every role. Critical path:
+the longest chain of model calls times {LATENCY_S:.1f} s, counted from the
+calls made (delegator: subagent, the lead's breadth check, the lead's opening;
+deepagents: main agent, subagent, main agent). Wall times cover the graph run
+only: delegator's plan is written to its thread as `dispatch` would leave it
+(the planner is skipped: a model's plan has at most 12 facets), and both
+systems checkpoint to an InMemorySaver unless benchmark 3 says otherwise. Peak
+memory is the peak resident set (ru_maxrss) of the measuring process, which
+warms up with an N=1 run before its timed runs. PostgreSQL runs with fsync off
+(the test fixture's settings). A ✗ marks a run whose subagent results or calls
+were not all there.
 """
 
 

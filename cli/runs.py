@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
@@ -26,7 +25,7 @@ from rich.console import Console
 
 from cli.progress import RunProgress
 from graphs.research import builder
-from nodes.dispatch import first_tasks
+from nodes.dispatch import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from state.graph import InputState, ResearchState
@@ -262,20 +261,4 @@ async def replanned(
         raise ThreadError(f"{plan_file} is not a plan: {err}") from err
     plan = lint_plan(plan.model_copy(update={"question": values["question"]}))
     agents = await asyncio.to_thread(load_registry, context.agents_dir)
-    trace_id = str(uuid.uuid4())
-    return {
-        "plan": plan,
-        "trace_id": trace_id,
-        "started_at": time.time(),
-        "round": 0,
-        "pending": first_tasks(plan, context, trace_id, agents),
-        "results": {},
-        "findings": [],
-        "dropped": {},
-        "coverage": [],
-        "events": [],
-        "breakers": {},
-        "blocked": {},
-        "fact_checks": {},
-        "report": None,
-    }
+    return first_round(values["question"], plan, context, str(uuid.uuid4()), agents)

@@ -5,76 +5,27 @@ verify -> gap_check --gaps--> (Send x M) -> subagent      (re-delegation)
 gap_check --covered / no gain / max_rounds / budget--> write -> END
 approve_plan --direct answer--> aggregate   (checked like any other findings)
 
-approve_plan passes the plan through unless a person is to review it.
+approve_plan passes the plan through unless a person is to review it. Each
+`subagent` branch runs the node that the `subagent` graph runs by hand.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
-from langgraph.types import Durability, Send
+from langgraph.types import Send
 
-from graphs.subagent import graph as subagent
 from nodes.aggregate import aggregate
 from nodes.approve_plan import approve_plan
 from nodes.dispatch import dispatch
 from nodes.gap_check import gap_check
-from nodes.subagent import delegated as delegate_event
+from nodes.subagent import subagent
 from nodes.verify import verify
 from nodes.write import write
 from runtime.context import Context
-from runtime.durable import can_pause
-from runtime.telemetry import publish
-from state.agents import AgentManifest
 from state.graph import InputState, OutputState, ResearchState, SubagentInput
-from state.tasks import TaskDefinition
-from subagents.registry import registered
-
-
-async def run_subagent(
-    state: SubagentInput, runtime: Runtime[Context]
-) -> ResearchState:
-    """One task's branch: the `subagent` graph, its events published here.
-
-    The subagent graph records its events; publishing them from this node puts
-    them in the top-level `custom` stream, with its DELEGATE first.
-    """
-    task = state["task"]
-    delegated = delegate_event(task)
-    publish([delegated])
-    agents = await registered(runtime.context.agents_dir)
-    # with a checkpointer, its steps are saved when it ends or pauses, not each
-    durability: Durability | None = "exit" if can_pause(runtime) else None
-    config = traced(task, agents)
-    ran = await subagent.ainvoke({"task": task}, config, durability=durability)
-    publish(ran["events"])
-    return {"results": ran["results"], "events": [delegated, *ran["events"]]}
-
-
-def traced(task: TaskDefinition, agents: dict[str, AgentManifest]) -> RunnableConfig:
-    """How a subagent run reads in a trace: a delegation named by agent and facet.
-
-    Its tags and metadata carry the task, the agent and its version, the round,
-    the facet and the coordinator's trace id.
-    """
-    version = agents.get(task.agent_id)
-    return {
-        "run_name": f"{task.agent_id}: {', '.join(task.values)}"[:120],
-        "tags": ["delegator:subagent", f"agent:{task.agent_id}", f"round:{task.round}"],
-        "metadata": {
-            "task_id": task.task_id,
-            "agent": task.agent_id,
-            "agent_version": version.version if version else "",
-            "round": task.round,
-            "facet": task.facet_id,
-            "values": list(task.values),
-            "trace_id": task.trace_id,
-        },
-    }
 
 
 def delegate(state: ResearchState) -> list[Send]:
@@ -100,7 +51,7 @@ builder = StateGraph(
 )
 builder.add_node("dispatch", dispatch)
 builder.add_node("approve_plan", approve_plan)
-builder.add_node("subagent", run_subagent, input_schema=SubagentInput)
+builder.add_node("subagent", subagent, input_schema=SubagentInput)
 builder.add_node("aggregate", aggregate)
 builder.add_node("verify", verify)
 builder.add_node("gap_check", gap_check)

@@ -66,19 +66,44 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         facets=len(plan.facets),
         direct=plan.direct_answer,
     )
-    fresh_run: dict[str, Any] = {
+    fresh = {
+        **first_round(question, plan, ctx, trace_id, agents),
+        "events": Overwrite([event]),
+        "lead_usage": Overwrite(planned.usage),
+    }
+    if plan.direct_answer:
+        result = await asyncio.to_thread(
+            answer_directly, kb, plan, trace_id, ctx.task_timeout_s
+        )
+        return {**fresh, "results": Overwrite({result.task_id: result})}
+    return fresh
+
+
+def first_round(
+    question: str,
+    plan: CoveragePlan,
+    ctx: Context,
+    trace_id: str,
+    agents: dict[str, AgentManifest],
+) -> dict[str, Any]:
+    """A run's state before its first fan-out, the plan's tasks queued.
+
+    Whatever an earlier run left on the thread (results, findings, coverage,
+    events, usage, report) is overwritten.
+    """
+    return {
         "question": question,
         "plan": plan,
         "trace_id": trace_id,
         "started_at": time.time(),
         "round": 0,
-        "pending": [],
+        "pending": first_tasks(plan, ctx, trace_id, agents),
         "results": Overwrite({}),
         "findings": [],
         "dropped": {},
         "coverage": Overwrite([]),
-        "events": Overwrite([event]),
-        "lead_usage": Overwrite(planned.usage),
+        "events": Overwrite([]),
+        "lead_usage": Overwrite(Usage()),
         "verifier_usage": Overwrite(Usage()),
         "fact_checks": {},
         "breakers": {},
@@ -87,12 +112,6 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         "plan_review": ctx.approve_plan,
         "report": None,
     }
-    if plan.direct_answer:
-        result = await asyncio.to_thread(
-            answer_directly, kb, plan, trace_id, ctx.task_timeout_s
-        )
-        return {**fresh_run, "results": Overwrite({result.task_id: result})}
-    return {**fresh_run, "pending": first_tasks(plan, ctx, trace_id, agents)}
 
 
 def first_tasks(

@@ -6,6 +6,8 @@ with a HandoffSummary while its sibling branches finish. The person's decision
 runs it once more (retry, which also approves the tool call; or a hint added to
 its brief), leaves it as it is (skip), or also stops the run (abort). With
 `on_escalation="skip"`, or no checkpointer to pause on, it is skipped.
+
+Its events reach the `custom` stream as they happen.
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ from langgraph.runtime import Runtime
 from runtime.context import Context
 from runtime.durable import can_pause
 from runtime.escalation import ask_person
-from runtime.telemetry import record
+from runtime.telemetry import emit
 from state.events import Event
-from state.graph import SubagentOutput, SubagentState
+from state.graph import SubagentInput, SubagentOutput
 from state.handoff import Action, Decision, HandoffSummary
 from state.tasks import TaskDefinition, TaskResult
 from subagents.run import settled_task
 
 
-async def subagent(state: SubagentState, runtime: Runtime[Context]) -> SubagentOutput:
+async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> SubagentOutput:
     """Run the task (its attempts replayed on resume); escalate if it must."""
     ctx, task = runtime.context, state["task"]
-    events: list[Event] = []
+    events: list[Event] = [delegated(task)]
     result = await settled_task(task)
     events += outcome(task, result)
     handoff = escalation(task, result, ctx)
@@ -37,7 +39,7 @@ async def subagent(state: SubagentState, runtime: Runtime[Context]) -> SubagentO
         else:
             decision = Decision(action="skip")
         events.append(
-            record(
+            emit(
                 "ESCALATE",
                 task_id=task.task_id,
                 agent=task.agent_id,
@@ -62,7 +64,7 @@ async def subagent(state: SubagentState, runtime: Runtime[Context]) -> SubagentO
 
 def delegated(task: TaskDefinition) -> Event:
     """The DELEGATE event of a task."""
-    return record(
+    return emit(
         "DELEGATE",
         task_id=task.task_id,
         agent=task.agent_id,
@@ -78,7 +80,7 @@ def delegated(task: TaskDefinition) -> Event:
 def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
     """A GATE event per denied tool call, a RETRY event per retry, its RESULT."""
     gated = [
-        record(
+        emit(
             "GATE",
             task_id=task.task_id,
             agent=task.agent_id,
@@ -90,7 +92,7 @@ def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
         for denial in result.denials
     ]
     retries = [
-        record(
+        emit(
             "RETRY",
             task_id=task.task_id,
             agent=task.agent_id,
@@ -99,7 +101,7 @@ def outcome(task: TaskDefinition, result: TaskResult) -> list[Event]:
         )
         for number in range(2, result.attempts + 1)
     ]
-    done = record(
+    done = emit(
         "RESULT",
         task_id=task.task_id,
         agent=task.agent_id,

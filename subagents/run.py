@@ -17,6 +17,7 @@ import functools
 import time
 from datetime import UTC, datetime
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config, merge_configs
 from langgraph.errors import NodeTimeoutError
 from langgraph.graph.state import CompiledStateGraph
@@ -150,6 +151,28 @@ def failed(task: TaskDefinition, error: Exception, started: datetime) -> TaskRes
     )
 
 
+def traced(task: TaskDefinition, agent: AgentManifest, attempt: int) -> RunnableConfig:
+    """How a subagent run reads in a trace: a delegation named by agent and facet.
+
+    Its tags and metadata carry the task, the agent and its version, the round,
+    the facet, the attempt and the coordinator's trace id.
+    """
+    return {
+        "run_name": f"{task.agent_id}: {', '.join(task.values)}"[:120],
+        "tags": ["delegator:subagent", f"agent:{task.agent_id}", f"round:{task.round}"],
+        "metadata": {
+            "task_id": task.task_id,
+            "agent": task.agent_id,
+            "agent_version": agent.version,
+            "round": task.round,
+            "facet": task.facet_id,
+            "values": list(task.values),
+            "attempt": attempt,
+            "trace_id": task.trace_id,
+        },
+    }
+
+
 async def run_attempt(task: TaskDefinition) -> TaskResult:
     """One attempt: the agent's subgraph from a fresh `[system prompt, brief]`.
 
@@ -172,7 +195,9 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     start = agent_input(manifest.system_prompt, task, budget)
     meter = UsageMeter()
     started, clock = datetime.now(UTC), time.perf_counter()
-    config = merge_configs(ensure_config(), {"callbacks": [meter]})
+    config = merge_configs(
+        ensure_config(), traced(task, manifest, number), {"callbacks": [meter]}
+    )
     try:
         async with asyncio.timeout(limit):
             outcome = await subagent.ainvoke(start, config)

@@ -97,10 +97,16 @@ def test_the_branch_waits_while_its_siblings_finish(run: Run) -> None:
     assert handoff.values == ("orchard",) and handoff.urgency == "branch"
     assert "orchard broke" in handoff.reason and handoff.errors
     assert set(handoff.options) == {"retry", "skip", "hint", "abort"}
-    finished = [e["values"] for e in run.events if e["event"] == "RESULT"]
-    # the three siblings' results are out before the interrupt surfaces; the
-    # waiting branch publishes its events when it is decided
-    assert sorted(finished) == ["glacier", "harbour", "lighthouse"]
+    finished = {e["values"]: e["status"] for e in run.events if e["event"] == "RESULT"}
+    # the siblings' results are out before the interrupt surfaces, and so is the
+    # failure of the waiting branch, whose ESCALATE comes when it is decided
+    assert finished == {
+        "glacier": "success",
+        "harbour": "success",
+        "lighthouse": "success",
+        "orchard": "failed",
+    }
+    assert not [e for e in run.events if e["event"] == "ESCALATE"]
     calls = run.researcher.calls
     assert all(calls[v] == 2 for v in ("harbour", "glacier", "lighthouse"))
     assert calls["orchard"] == 1
