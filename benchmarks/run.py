@@ -29,7 +29,7 @@ RESULTS = HERE / "RESULTS.md"
 ORCHESTRATION_NS = (1, 8, 32, 128)
 FAN_OUT_N = 1024
 CHECKPOINTER_N = 32
-RUNS = 3
+RUNS = 5
 CHECKPOINTER_RUNS = 7
 """More runs than elsewhere: the savers differ by less than the run-to-run noise."""
 SAVERS = {

@@ -15,10 +15,41 @@ from state.usage import Usage
 
 
 class UsageMeter(AsyncCallbackHandler):
-    """Adds up the usage every finished model call reports."""
+    """Adds up the usage every finished model call reports.
+
+    It runs inline and skips every event but a model's end, so the many chain
+    events of a subagent's steps cost it nothing.
+    """
+
+    run_inline = True
 
     def __init__(self) -> None:
         self.usage = Usage()
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Chain events carry no usage."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Retriever events carry no usage."""
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:
+        """Agent events carry no usage."""
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        """Retry events carry no usage."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Custom events carry no usage."""
+        return True
 
     async def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
         """Count one finished call."""

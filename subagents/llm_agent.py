@@ -18,7 +18,6 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
-    BaseMessage,
     HumanMessage,
     ToolCall,
     ToolMessage,
@@ -100,9 +99,9 @@ def _arguments(call: dict[str, object]) -> dict[str, object] | None:
     return None
 
 
-def with_text_tool_calls(message: BaseMessage, tools: Collection[str]) -> BaseMessage:
+def with_text_tool_calls(message: AIMessage, tools: Collection[str]) -> AIMessage:
     """The message, its text tool calls turned into native ones if it has no others."""
-    if not isinstance(message, AIMessage) or message.tool_calls:
+    if message.tool_calls:
         return message
     calls = text_tool_calls(str(message.content), tools)
     if not calls:
@@ -148,13 +147,6 @@ def build_llm_agent(
     def spent(state: AgentState) -> str | None:
         return wrap_up_reason(state, tool_calls(state))
 
-    async def agent(state: AgentState) -> dict[str, object]:
-        answer = await call_model(agent_model, state["messages"])
-        return {
-            "messages": [with_text_tool_calls(answer, names)],
-            "tokens": Usage.of(answer).tokens,
-        }
-
     def after_agent(state: AgentState) -> Literal["tools", "answer"]:
         """Run the calls asked for, unless the tool-call budget is used up."""
         last = state["messages"][-1]
@@ -162,6 +154,21 @@ def build_llm_agent(
         cap = state["budget"].tool_calls
         within = not cap or tool_calls(state) < cap
         return "tools" if calls and within else "answer"
+
+    async def agent(state: AgentState) -> Command[str]:
+        """One model turn; a reply that calls no tool is checked as the answer now."""
+        reply = await call_model(agent_model, state["messages"])
+        reply = with_text_tool_calls(reply, names)
+        tokens = Usage.of(reply).tokens
+        turn: dict[str, object] = {"messages": [reply], "tokens": tokens}
+        after: AgentState = {
+            **state,
+            "messages": [*state["messages"], reply],
+            "tokens": state.get("tokens", 0) + tokens,
+        }
+        if reply.tool_calls:
+            return Command(update=turn, goto=after_agent(after))
+        return Command(update=turn | await answer(after), goto=END)
 
     def after_tools(state: AgentState) -> Literal["agent", "answer"]:
         room_for_a_turn = state["remaining_steps"] > STEPS_PER_TURN + 1
@@ -203,11 +210,10 @@ def build_llm_agent(
         )
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
-    builder.add_node("agent", agent)
+    builder.add_node("agent", agent, destinations=("tools", "answer", END))
     builder.add_node("tools", ToolNode(tools, awrap_tool_call=gated))
     builder.add_node("answer", answer)
     builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", after_agent)
     builder.add_conditional_edges("tools", after_tools)
     builder.add_edge("answer", END)
     compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
