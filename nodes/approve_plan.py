@@ -8,7 +8,6 @@ person left, linted like any.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -21,7 +20,7 @@ from runtime.telemetry import emit
 from state.graph import ResearchState
 from state.plan import CoveragePlan
 from state.plan_review import PlanReview, PlanReviewError, read_review, reviewed
-from subagents.registry import load_registry
+from subagents.registry import registered
 
 
 async def approve_plan(
@@ -32,7 +31,7 @@ async def approve_plan(
     if not state.get("plan_review") or not can_pause(runtime):
         return {}
     plan = state["plan"]
-    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
+    agents = await registered(ctx.agents_dir)
 
     def read(answer: Any) -> CoveragePlan:
         review: PlanReview = read_review(answer)

@@ -24,7 +24,7 @@ from state.question import check_question
 from state.tasks import TaskDefinition
 from state.usage import Usage
 from subagents.gates import user_gates
-from subagents.registry import DefinitionError, load_registry
+from subagents.registry import DefinitionError, registered
 from subagents.routing import Router
 
 
@@ -48,7 +48,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     ctx = runtime.context
     question = check_question(state.get("question"))
     kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
+    agents = await registered(ctx.agents_dir)
     model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     user_gates(ctx.gates)  # a gate that cannot be loaded fails the run here
     if ctx.verifier and ctx.verifier not in agents:

@@ -30,7 +30,7 @@ from state.handoff import Decision, HandoffSummary
 from state.plan import CoveragePlan
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
-from subagents.registry import load_registry
+from subagents.registry import registered
 from subagents.routing import Router
 
 MAX_ATTEMPTS_PER_VALUE = 2
@@ -63,7 +63,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
     )
     remaining = ctx.run_timeout_s - (time.time() - state.get("started_at", time.time()))
     results = list(state.get("results", {}).values())
-    agents = await asyncio.to_thread(load_registry, ctx.agents_dir)
+    agents = await registered(ctx.agents_dir)
     tasks, blocked = next_tasks(
         plan,
         results,

@@ -51,6 +51,9 @@ class UsageMeter(AsyncCallbackHandler):
         """Custom events carry no usage."""
         return True
 
+    async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to count yet (without this, each start is re-sent as text)."""
+
     async def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
         """Count one finished call."""
         for generations in response.generations:
