@@ -15,13 +15,14 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from benchmarks.fakes import LATENCY_S
+from tests.postgres import throwaway_server
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -313,15 +314,6 @@ def makefile_question() -> str:
     return found.group(1).strip()
 
 
-@contextmanager
-def postgres_server() -> Iterator[str]:
-    """The throwaway PostgreSQL server of `benchmarks.postgres`."""
-    from benchmarks.postgres import throwaway_postgres
-
-    with throwaway_postgres() as url:
-        yield url
-
-
 def report(rows: list[Row], took_s: float) -> str:
     """RESULTS.md: its heading, the table, and how to read it."""
     today = datetime.date.today().isoformat()
@@ -357,7 +349,7 @@ def main() -> None:
     rows = orchestration()
     baseline = measure("delegator_run", "--n", "1", "--runs", "1")
     rows += fan_out(baseline.get("peak_mib"))
-    rows += checkpointers(postgres_server)
+    rows += checkpointers(throwaway_server)
     rows += knowledge_base()
     rows += end_to_end(question)
     text = report(rows, time.perf_counter() - started)

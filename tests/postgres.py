@@ -1,7 +1,8 @@
-"""A throwaway PostgreSQL server for the test suite, started by the tests.
+"""A throwaway PostgreSQL server, started by the tests (and the benchmarks).
 
-The `postgres_url` fixture runs `initdb` and `pg_ctl` from Debian's `postgresql`
-package on a free port of 127.0.0.1, and stops the server when the session ends.
+`throwaway_server` runs `initdb` and `pg_ctl` from Debian's `postgresql`
+package on a free port of 127.0.0.1 and stops the server when its block ends;
+the `postgres_url` fixture keeps one for the whole test session.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -109,15 +111,25 @@ def _wait_until_ready(url: str, log: Path) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A URL to a fresh PostgreSQL server (user `postgres`, trust auth).
+    """A URL to a fresh PostgreSQL server that lives for the whole session."""
+    with throwaway_server() as url:
+        yield url
 
-    The server lives for the whole session in a temporary directory under /tmp
-    (short enough for its Unix socket, reachable by the `postgres` user when the
-    tests run as root) and is stopped, and the directory removed, at teardown.
+
+@contextmanager
+def throwaway_server() -> Iterator[str]:
+    """A URL to a fresh PostgreSQL server (user `postgres`, trust auth, no fsync).
+
+    The server lives in a temporary directory under /tmp (short enough for its
+    Unix socket, reachable by the `postgres` user when run as root); it is
+    stopped, and the directory removed, when the block ends.
+
+    Raises:
+        RuntimeError: The server binaries are missing or it does not start.
     """
     bin_dir = find_bin_dir()
     prefix, account = _as_postgres_user()
-    base = Path(tempfile.mkdtemp(prefix="pytest-postgres-", dir="/tmp"))
+    base = Path(tempfile.mkdtemp(prefix="delegator-postgres-", dir="/tmp"))
     base.chmod(0o755)
     data, sockets, log = base / "data", base / "sockets", base / "server.log"
     sockets.mkdir()
