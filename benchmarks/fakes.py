@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.enumerate import ENUMERATE_PROMPT
+from tests.unit.fakes import values_in_brief
 
 LATENCY_S = 0.2
 """How long every fake model call takes."""
@@ -56,12 +57,6 @@ def write_corpus(folder: Path, values: Sequence[str]) -> None:
     for value in values:
         text = f"# {value}\n\n{passage_text(value)}\n"
         (folder / f"{value}.md").write_text(text, encoding="utf-8")
-
-
-def values_in_brief(brief: str) -> list[str]:
-    """The values a delegator subagent brief lists under 'Values to cover:'."""
-    block = brief.split("Values to cover:\n", 1)[1].split("\n\n", 1)[0]
-    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
 
 
 class SlowModel(BaseChatModel):

@@ -17,8 +17,8 @@ from state.usage import Usage
 class UsageMeter(AsyncCallbackHandler):
     """Adds up the usage every finished model call reports.
 
-    It runs inline and skips every event but a model's end, so the many chain
-    events of a subagent's steps cost it nothing.
+    It runs inline and skips chain events, so the many steps of a subagent
+    cost it next to nothing.
     """
 
     run_inline = True
@@ -29,26 +29,6 @@ class UsageMeter(AsyncCallbackHandler):
     @property
     def ignore_chain(self) -> bool:
         """Chain events carry no usage."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Retriever events carry no usage."""
-        return True
-
-    @property
-    def ignore_agent(self) -> bool:
-        """Agent events carry no usage."""
-        return True
-
-    @property
-    def ignore_retry(self) -> bool:
-        """Retry events carry no usage."""
-        return True
-
-    @property
-    def ignore_custom_event(self) -> bool:
-        """Custom events carry no usage."""
         return True
 
     async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
