@@ -1,15 +1,12 @@
-"""Protocol events: logged where they happen, published to LangGraph's stream.
+"""Protocol events: logged and written to LangGraph's `custom` stream as they happen.
 
-A coordinator node `emit`s its events. A subagent run `record`s its events (the
-log line is written at once) and the coordinator `publish`es them when the run
-returns, so they reach the `custom` stream at the top level, where a client
-reads them without asking for subgraph streams.
+A subagent's branch runs its node in the coordinator graph itself, so a client
+reads every event at the top level without asking for subgraph streams.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 
 from langgraph.config import get_stream_writer
 
@@ -19,25 +16,18 @@ logger = logging.getLogger("delegator.events")
 Field = str | int | float | bool | None
 
 
-def record(kind: EventKind, **fields: Field) -> Event:
-    """Log one event and return it, for its node to append to state."""
+def emit(kind: EventKind, **fields: Field) -> Event:
+    """Log one event, write it to the run's `custom` stream, and return it.
+
+    The node that emits it appends it to state. Outside a graph run, it is
+    only logged.
+    """
     event = Event(kind=kind, fields=fields)
-    logger.info(event.log_line())
-    return event
-
-
-def publish(events: Iterable[Event]) -> None:
-    """Write events to the run's `custom` stream (nothing outside a run)."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info(event.log_line())
     try:
         writer = get_stream_writer()
     except RuntimeError:  # called outside a graph run
-        return
-    for event in events:
-        writer({"event": event.kind, **event.model_dump(mode="json")["fields"]})
-
-
-def emit(kind: EventKind, **fields: Field) -> Event:
-    """Log one event, publish it, and return it for the node to append to state."""
-    event = record(kind, **fields)
-    publish([event])
+        return event
+    writer({"event": event.kind, **event.model_dump(mode="json")["fields"]})
     return event
