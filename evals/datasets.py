@@ -20,6 +20,10 @@ from evals.metrics import gold_headings
 from runtime.kb import DEFAULT_CORPUS, ingest
 
 BREADTH_DEV = Path(__file__).parent / "data" / "breadth_dev.json"
+BREADTH_HELDOUT = Path(__file__).parent / "data" / "breadth_heldout.json"
+"""Broad questions of other kinds than the dev ones; no threshold is fitted to it."""
+NAMED_BREADTH = {"breadth": BREADTH_DEV, "heldout": BREADTH_HELDOUT}
+"""Breadth datasets taken by name where no file of that name exists."""
 
 
 class BreadthCase(BaseModel):
@@ -50,7 +54,9 @@ class DatasetError(ValueError):
 
 
 def load_breadth(path: Path = BREADTH_DEV) -> list[BreadthCase]:
-    """The breadth cases of a dataset file."""
+    """The breadth cases of a dataset file, or of a named one (`NAMED_BREADTH`)."""
+    if not path.exists():
+        path = NAMED_BREADTH.get(str(path), path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return [BreadthCase.model_validate(c) for c in data["cases"]]

@@ -7,7 +7,9 @@ far tell which words its documents share (words that recur across several of
 them, weighted by rarity). A query of those words, interpolated with the
 question, ranks the corpus again. A document is relevant when the question
 alone or the interpolated query reaches it; relevant documents that no finding
-cites and no plan value names are values the plan never named.
+cites and no plan value names are values the plan never named, when they are
+of the kind of the documents cited for the plan's own values (`Kinds`): one
+the search reached for a stray word is of another kind.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from roles.plan import DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
+from runtime.kinds import document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from state.findings import Finding
@@ -110,7 +113,9 @@ class ModelEnumerator:
 class CorpusProbe:
     """Titles of relevant documents that no finding cites and no value names.
 
-    Of the question's period, when it names years (see `KnowledgeBase.in_period`).
+    Of the question's period, when it names years (see `KnowledgeBase.in_period`),
+    and of the kind of the documents cited for the plan's own values (see
+    `Kinds.agreeing`), unless a section of the question's period reached them.
     """
 
     kb: KnowledgeBase
@@ -132,14 +137,28 @@ class CorpusProbe:
             names=plan.values,
         )
         period = years(plan.question)
+        kinds = document_kinds(self.kb)
+        core = kinds.core(planned_documents(plan, verified))
+        kin = set(kinds.agreeing([p.doc_id for p in found.documents], core))
         titles = [
             p.title
             for p in found.documents
             if self.kb.in_period(p, period)
+            and (p.doc_id in kin or bool(period & years(p.section)))
             and refusal(p.title, plan.question, [PROBE_DIMENSION], "") is None
         ]
         titles = titles[: self.limit]
         return Enumerated({PROBE_DIMENSION: titles} if titles else {})
+
+
+def planned_documents(plan: CoveragePlan, verified: Sequence[Finding]) -> list[str]:
+    """Documents cited for the plan's own values, not for values the probe added."""
+    probed = {v for d in plan.dimensions if d.name == PROBE_DIMENSION for v in d.values}
+    return list(
+        dict.fromkeys(
+            f.source.doc_id for f in verified if any(v not in probed for v in f.values)
+        )
+    )
 
 
 def enumerators(

@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, StringConstraints, model_validator
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
+from runtime.kinds import Kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import (
     ModelOutputError,
@@ -221,13 +222,15 @@ MATCHED_DOCUMENTS = "documents the search matched"
 class CorpusPlanner:
     """Extractive plan: the documents the question reaches are its values.
 
-    A document counts only of the question's period, when it names years: its
-    title or lead must name one of them. When one document stands out, its
-    relevant sections are the values; when only one section does, the question
-    is answered directly. A question whose
-    words the knowledge base mostly does not know is refused (`check_matches`):
-    the plan would be noise. (A lead model plans from the question instead, and
-    its report shows what the knowledge base could verify.)
+    A document counts only of the question's period, when it names years (see
+    `KnowledgeBase.in_period`). Of the documents the question reaches, one of
+    another kind than the rest gives its place to the next of their kind
+    (`of_one_kind`). When one document stands out, its relevant sections are
+    the values; when only one section does, the question is answered directly.
+    A question whose words the knowledge base mostly does not know is refused
+    (`check_matches`): the plan would be noise. (A lead model plans from the
+    question instead, and its report shows what the knowledge base could
+    verify.)
     """
 
     kb: KnowledgeBase
@@ -249,7 +252,8 @@ class CorpusPlanner:
             return CoveragePlan.direct(question, planned_by="corpus")
         relevant = [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score]
         if len(relevant) > 1:
-            values = tuple(d.title for d in relevant[: self.max_facets])
+            chosen = of_one_kind(document_kinds(self.kb), relevant, self.max_facets)
+            values = tuple(d.title for d in chosen)
             return one_dimension_plan(question, MATCHED_DOCUMENTS, values)
         sections = relevant_sections(self.kb, question, relevant[0])
         if len(sections) <= 1:
@@ -258,6 +262,24 @@ class CorpusPlanner:
         return one_dimension_plan(
             question, f"sections of {relevant[0].title} the search matched", values
         )
+
+
+def of_one_kind(kinds: Kinds, ranked: list[Passage], n: int) -> list[Passage]:
+    """The `n` best documents, those that stand apart in kind swapped out.
+
+    An outlier of the first `n` (see `Kinds.core`) gives its place to the next
+    document that agrees with the kind of the rest (`Kinds.agreeing`); with no
+    such document left, it keeps its place, the most relevant outliers first.
+    """
+    first = ranked[:n]
+    core = kinds.core([d.doc_id for d in first])
+    outliers = [d for d in first if d.doc_id not in core]
+    agreeing = set(kinds.agreeing([d.doc_id for d in ranked[n:]], core))
+    spare = [d for d in ranked[n:] if d.doc_id in agreeing]
+    swapped = spare[: len(outliers)]
+    kept = [d for d in first if d.doc_id in core]
+    chosen = kept + swapped + outliers[: len(outliers) - len(swapped)]
+    return sorted(chosen, key=lambda d: d.score, reverse=True)
 
 
 def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:

@@ -116,6 +116,11 @@ def years(text: str) -> set[str]:
     return set(_YEAR.findall(text))
 
 
+def opening(text: str) -> str:
+    """The first paragraph of a text."""
+    return text.strip().split("\n", 1)[0]
+
+
 def match_query(words: Iterable[str], *, op: str = "OR") -> str:
     """An FTS5 MATCH expression over `words`, each quoted as a literal."""
     quoted = dict.fromkeys('"' + w.replace('"', "") + '"' for w in words)
@@ -220,14 +225,25 @@ class KnowledgeBase:
         return self.passages([passage_id]).get(passage_id)
 
     def in_period(self, doc: Passage, period: set[str]) -> bool:
-        """Whether a document is of the period: its title or lead names a year of it.
+        """Whether a passage's document is of the period: a year of it is named.
 
+        The year must be in the document's title, in its lead's opening
+        paragraph (which says what the document is about; later paragraphs
+        may date other things), or in the heading of this passage's section (a
+        document of another kind with a section on an event of the period).
         With no period, every document is.
         """
         if not period:
             return True
         lead = self.passage(f"{doc.doc_id}#0")
-        return bool(period & years(f"{doc.title} {lead.text if lead else ''}"))
+        said = f"{doc.title} {opening(lead.text) if lead else ''} {doc.section}"
+        return bool(period & years(said))
+
+    def lead_and_sections(self) -> list[tuple[str, bool, str, str]]:
+        """Every passage as (doc_id, whether it is the lead, section, text)."""
+        sql = "SELECT doc_id, passage_id = doc_id || '#0', section, text FROM passages"
+        with self._reading() as db:
+            return [(d, bool(lead), s, t) for d, lead, s, t in db.execute(sql)]
 
     def passages(self, passage_ids: Iterable[str]) -> dict[str, Passage]:
         """The passages with these ids, by id; unknown ids are left out.

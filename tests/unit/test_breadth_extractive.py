@@ -23,11 +23,17 @@ def test_disasters_every_group_cited_with_redelegation(freshwiki_kb: str) -> Non
 
 
 @pytest.mark.parametrize("case_id", sorted(CASES))
-def test_redelegation_never_loses_groups(case_id: str, freshwiki_kb: str) -> None:
+def test_redelegation_never_loses_groups_or_precision(
+    case_id: str, freshwiki_kb: str
+) -> None:
     without = run(CASES[case_id], freshwiki_kb, max_rounds=0)
     with_rounds = run(CASES[case_id], freshwiki_kb, max_rounds=3)
     assert set(with_rounds.missing_groups) <= set(without.missing_groups)
     assert without.tasks < with_rounds.tasks
+    # What the probe adds is of the plan's kind: no off-topic documents.
+    assert without.document_precision is not None
+    assert with_rounds.document_precision is not None
+    assert with_rounds.document_precision >= without.document_precision
 
 
 def test_redelegation_raises_coverage_on_some_case(freshwiki_kb: str) -> None:

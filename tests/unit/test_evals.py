@@ -33,6 +33,14 @@ def test_outline_cases_come_from_every_article_without_the_usual_tail() -> None:
     assert not any(h in excluded for c in OUTLINES.values() for h in c.headings)
 
 
+def test_the_heldout_dataset_is_named_and_cites_only_corpus_articles() -> None:
+    heldout = load_breadth(Path("heldout"))
+    dev_ids = {case.id for case in load_breadth()}
+    articles = {case.article for case in OUTLINES.values()}
+    assert len(heldout) >= 4 and not dev_ids & {case.id for case in heldout}
+    assert all(case.gold and case.gold <= articles for case in heldout)
+
+
 def test_an_outline_case_runs_on_a_knowledge_base_without_its_article(
     tmp_path: Path,
 ) -> None:

@@ -184,3 +184,23 @@ def test_knowledge_base_path_may_hold_uri_characters(
     ingest(odd, [corpus])
     assert KnowledgeBase(odd).search("glaciers", 1)
     assert sorted(p.name for p in odd.parent.iterdir()) == ["kb.sqlite"]
+
+
+def test_a_document_is_of_a_period_its_title_opening_or_section_names(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "Old_mill.md",
+        "# Old mill\n\nThe old mill was built in 1850.\n\nIt was restored in 2022."
+        "\n\n## History\n\nIt milled grain.\n\n## 2023 fire\n\nA fire burned it.\n",
+    )
+    ingest(tmp_path / "kb.sqlite", [tmp_path])
+    kb = KnowledgeBase(tmp_path / "kb.sqlite")
+    by_section = {p.section: p for p in kb.search("mill grain fire restored", 5)}
+    # A later line of the lead only mentions 2022: the mill is not of 2022.
+    assert not kb.in_period(by_section["Summary"], {"2022"})
+    assert kb.in_period(by_section["Summary"], {"1850"})
+    assert not kb.in_period(by_section["History"], {"2023"})
+    assert kb.in_period(by_section["2023 fire"], {"2023"})
+    assert kb.in_period(by_section["History"], set())
