@@ -29,6 +29,7 @@ from evals.metrics import (
     heading_soft_recall,
 )
 from graphs.research import graph
+from roles.plan import NothingMatchesError
 from runtime.context import Context
 from runtime.reliability import describe
 
@@ -52,6 +53,7 @@ class CaseScore(BaseModel):
     calls_by_role: dict[str, int] = {}
     tokens_by_role: dict[str, int] = {}
     wall_seconds: float = 0.0
+    refused: str | None = None
     error: str | None = None
 
 
@@ -113,12 +115,39 @@ async def run_case(case: Case, context: Context, rounds: int) -> CaseScore:
                 kb = await asyncio.to_thread(knowledge_base_without, case, Path(folder))
                 context = replace(context, kb_path=str(kb))
             state = await final_state(case.query, replace(context, max_rounds=rounds))
+        except NothingMatchesError as refusal:
+            return refused(case, rounds, refusal, time.perf_counter() - started)
         except Exception as error:  # noqa: BLE001 - one case's failure is its score
             kind = "outline" if isinstance(case, OutlineCase) else "breadth"
             return CaseScore(
                 case_id=case.id, kind=kind, max_rounds=rounds, error=describe(error)
             )
     return score(case, state, time.perf_counter() - started, rounds)
+
+
+def refused(
+    case: Case, rounds: int, refusal: NothingMatchesError, seconds: float
+) -> CaseScore:
+    """The score of a run that refused its question: it reached nothing.
+
+    A refusal is an answer, not a failure of the eval: its recall counts as 0
+    in the means, and its precision as not applicable.
+    """
+    common: dict[str, Any] = {
+        "case_id": case.id,
+        "max_rounds": rounds,
+        "refused": describe(refusal),
+        "wall_seconds": round(seconds, 3),
+    }
+    if isinstance(case, OutlineCase):
+        return CaseScore(kind="outline", heading_soft_recall=0.0, **common)
+    return CaseScore(
+        kind="breadth",
+        group_coverage=0.0,
+        article_recall=0.0,
+        missing_groups=tuple(case.groups),
+        **common,
+    )
 
 
 async def evaluate(
@@ -167,7 +196,7 @@ def table(scores: Sequence[CaseScore]) -> Table:
     shown = [
         (k, t) for k, t in COLUMNS if any(getattr(s, k) is not None for s in scores)
     ]
-    grid = Table("case", "rounds", *(t for _, t in shown), "tasks", "s", "error")
+    grid = Table("case", "rounds", *(t for _, t in shown), "tasks", "s", "note")
     for s in scores:
         grid.add_row(
             s.case_id,
@@ -175,7 +204,7 @@ def table(scores: Sequence[CaseScore]) -> Table:
             *(_number(getattr(s, k)) for k, _ in shown),
             str(s.tasks),
             f"{s.wall_seconds:.1f}",
-            s.error or "",
+            s.error or (f"refused: {s.refused}" if s.refused else ""),
         )
     for rounds in sorted({s.max_rounds for s in scores}):
         group = [s for s in scores if s.max_rounds == rounds and s.error is None]
@@ -185,6 +214,7 @@ def table(scores: Sequence[CaseScore]) -> Table:
             *(_number(mean([getattr(s, k) for s in group])) for k, _ in shown),
             str(sum(s.tasks for s in group)),
             f"{sum(s.wall_seconds for s in group):.1f}",
+            f"{sum(s.refused is not None for s in group)} refused, "
             f"{len([s for s in scores if s.max_rounds == rounds]) - len(group)} failed",
         )
     return grid

@@ -122,3 +122,26 @@ def test_an_unreadable_dataset_is_bad_input(
     bad.write_text('{"cases": [{"id": 1}]}')
     assert main(["eval", "--dataset", str(bad)]) == exits.BAD_INPUT
     assert "is not a breadth dataset" in capsys.readouterr().err
+
+
+def test_a_question_the_knowledge_base_cannot_match_is_a_refusal_scored_zero(
+    freshwiki_kb: str,
+) -> None:
+    known = OUTLINES["2022_Pakistan_floods"]
+    unknown = known.model_copy(
+        update={"id": "unknown", "query": "Write a complete briefing on Zyxqvor."}
+    )
+    scores = asyncio.run(
+        evaluate(
+            [known, unknown],
+            extractive(freshwiki_kb),
+            ablation=False,
+            concurrency=2,
+            console=None,
+        )
+    )
+    by_id = {s.case_id: s for s in scores}
+    refused = by_id["unknown"]
+    assert refused.error is None and refused.refused
+    assert "Zyxqvor" in refused.refused and refused.heading_soft_recall == 0.0
+    assert by_id[known.id].refused is None and by_id[known.id].tasks > 0
