@@ -108,6 +108,7 @@ def stem(word: str) -> str:
     return word
 
 
+_SENTENCE_END = re.compile(r"[.!?][\"'’”)\]]*\s*$")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
 
 
@@ -117,8 +118,17 @@ def years(text: str) -> set[str]:
 
 
 def opening(text: str) -> str:
-    """The first paragraph of a text."""
-    return text.strip().split("\n", 1)[0]
+    """The first paragraph of a text: its lines up to the first that ends a sentence.
+
+    Passages keep a line break both between paragraphs and inside hard-wrapped
+    ones, so where a sentence ends tells a paragraph's end.
+    """
+    lines = []
+    for line in text.strip().splitlines():
+        lines.append(line.strip())
+        if _SENTENCE_END.search(line):
+            break
+    return " ".join(lines)
 
 
 def match_query(words: Iterable[str], *, op: str = "OR") -> str:
@@ -240,10 +250,15 @@ class KnowledgeBase:
         return bool(period & years(said))
 
     def lead_and_sections(self) -> list[tuple[str, bool, str, str]]:
-        """Every passage as (doc_id, whether it is the lead, section, text)."""
-        sql = "SELECT doc_id, passage_id = doc_id || '#0', section, text FROM passages"
+        """Every passage as (doc_id, whether it is the lead, section, lead text).
+
+        Only a lead's text is read; other passages give an empty one.
+        """
+        lead = "passage_id = doc_id || '#0'"
+        sql = f"SELECT doc_id, {lead}, section, CASE WHEN {lead} THEN text ELSE '' END"
         with self._reading() as db:
-            return [(d, bool(lead), s, t) for d, lead, s, t in db.execute(sql)]
+            rows = db.execute(f"{sql} FROM passages")
+            return [(d, bool(first), s, t) for d, first, s, t in rows]
 
     def passages(self, passage_ids: Iterable[str]) -> dict[str, Passage]:
         """The passages with these ids, by id; unknown ids are left out.

@@ -12,10 +12,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, stem, terms
+from runtime.kb import KnowledgeBase, knowledge_base, stem, terms
 
 Profile = Mapping[str, float]
 """Weighted words of a document, scaled to unit length."""
+
+CORE_SHARE = 0.5
+"""Share of the median document's affinity a document needs to be of the core."""
 
 
 @dataclass(frozen=True)
@@ -48,15 +51,15 @@ class Kinds:
     def core(self, docs: Sequence[str]) -> list[str]:
         """The documents that agree in kind with the others, in their order.
 
-        One agrees when its mean similarity to the others reaches RELEVANT_SHARE
-        of the median one's: a document a search reached for a stray word
+        One agrees when its mean similarity to the others reaches CORE_SHARE of
+        the median one's: a document a search reached for a stray word
         stands apart. Fewer than three documents are all kept.
         """
         if len(docs) < 3:
             return list(docs)
         affinity = {doc: self.affinity(doc, docs) for doc in docs}
         median = sorted(affinity.values())[len(docs) // 2]
-        return [doc for doc in docs if affinity[doc] >= RELEVANT_SHARE * median]
+        return [doc for doc in docs if affinity[doc] >= CORE_SHARE * median]
 
     def agreeing(self, docs: Iterable[str], core: Sequence[str]) -> list[str]:
         """Those of `docs` as like the core documents as they are like each other.
@@ -119,9 +122,10 @@ def kinds_of(rows: Sequence[tuple[str, bool, str, str]]) -> Kinds:
 def document_kinds(kb: KnowledgeBase) -> Kinds:
     """The kinds of every document of `kb`, read once per version of its file."""
     stat = kb.path.stat()
-    return _read_kinds(kb, (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size))
+    version = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    return _read_kinds(str(kb.path), version)
 
 
 @functools.lru_cache(maxsize=8)
-def _read_kinds(kb: KnowledgeBase, version: tuple[int, int, int, int]) -> Kinds:
-    return kinds_of(kb.lead_and_sections())
+def _read_kinds(path: str, version: tuple[int, int, int, int]) -> Kinds:
+    return kinds_of(knowledge_base(path).lead_and_sections())

@@ -192,13 +192,15 @@ def test_a_document_is_of_a_period_its_title_opening_or_section_names(
     write(
         tmp_path,
         "Old_mill.md",
-        "# Old mill\n\nThe old mill was built in 1850.\n\nIt was restored in 2022."
+        "# Old mill\n\nThe old mill, a building of stone, was\nfinished in 1850."
+        "\n\nIt was restored in 2022."
         "\n\n## History\n\nIt milled grain.\n\n## 2023 fire\n\nA fire burned it.\n",
     )
     ingest(tmp_path / "kb.sqlite", [tmp_path])
     kb = KnowledgeBase(tmp_path / "kb.sqlite")
     by_section = {p.section: p for p in kb.search("mill grain fire restored", 5)}
-    # A later line of the lead only mentions 2022: the mill is not of 2022.
+    # The opening paragraph is hard-wrapped, its year on its second line; a
+    # later paragraph of the lead only mentions 2022: the mill is not of 2022.
     assert not kb.in_period(by_section["Summary"], {"2022"})
     assert kb.in_period(by_section["Summary"], {"1850"})
     assert not kb.in_period(by_section["History"], {"2023"})
