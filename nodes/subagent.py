@@ -7,7 +7,9 @@ runs it once more (retry, which also approves the tool call; or a hint added to
 its brief), leaves it as it is (skip), or also stops the run (abort). With
 `on_escalation="skip"`, or no checkpointer to pause on, it is skipped.
 
-Its events reach the `custom` stream as they happen.
+Its events reach the `custom` stream as they happen; those of a task that
+escalates, once the person has decided (the node runs again up to the question
+when the run resumes, and would send them twice).
 """
 
 from __future__ import annotations
@@ -30,14 +32,17 @@ async def subagent(state: SubagentInput, runtime: Runtime[Context]) -> SubagentO
     ctx, task = runtime.context, state["task"]
     events: list[Event] = [delegated(task)]
     result = await settled_task(task)
-    events += outcome(task, result)
     handoff = escalation(task, result, ctx)
-    if handoff is not None:
+    if handoff is None:
+        events += outcome(task, result)
+    else:
         pausable = can_pause(runtime)
         if ctx.on_escalation == "interrupt" and pausable:
             decision = ask_person(handoff)
         else:
             decision = Decision(action="skip")
+        # emitted once decided: a resumed branch runs again up to its question
+        events += outcome(task, result)
         events.append(
             emit(
                 "ESCALATE",
