@@ -25,12 +25,12 @@ from langsmith.utils import LangSmithNotFoundError
 from rich.console import Console
 from rich.markup import escape
 
-from evals.datasets import OutlineCase
+from evals.datasets import NAMED_BREADTH, OutlineCase
 from evals.runner import COLUMNS, Case, CaseScore
 from runtime.reliability import describe
 
 METRICS = tuple(key for key, _ in COLUMNS)
-SHIPPED = ("breadth", "outlines")
+SHIPPED = (*NAMED_BREADTH, "outlines")
 
 
 @dataclass(frozen=True)

@@ -433,6 +433,10 @@ def _eval_case(case: EvalCase) -> str:
                 [", ".join(r.missing_groups) if r else "-" for r in runs],
             )
         )
+    if any(r and r.refused for r in runs):
+        rows.append(
+            _text_row("refused", [r.refused or "-" if r else "-" for r in runs])
+        )
     if any(r and r.error for r in runs):
         rows.append(_text_row("error", [r.error or "-" if r else "-" for r in runs]))
     without = case.without.max_rounds if case.without else 0

@@ -128,12 +128,13 @@ class EvalMetric(BaseModel):
 
 
 class EvalRun(BaseModel):
-    """One run of a case: its rounds, the groups it missed and its error."""
+    """One run of a case: its rounds, the groups it missed, a refusal or error."""
 
     model_config = ConfigDict(frozen=True)
 
     max_rounds: int
     missing_groups: tuple[str, ...] = ()
+    refused: str | None = None
     error: str | None = None
 
 
@@ -398,6 +399,7 @@ def _run(score: Mapping[str, Any] | None) -> EvalRun | None:
     return EvalRun(
         max_rounds=score["max_rounds"],
         missing_groups=tuple(score.get("missing_groups", ())),
+        refused=score.get("refused"),
         error=score.get("error"),
     )
 

@@ -365,3 +365,19 @@ def test_eval_cases_set_no_redelegation_beside_the_most_rounds() -> None:
     page = eval_page(SCORES)
     assert "<b>odd</b>" not in page and "<script>alert(1)" not in page
     assert "+0.50" in page
+
+
+def test_a_refused_run_shows_why_beside_its_zero_recall() -> None:
+    refused = {
+        "case_id": "briefing",
+        "kind": "outline",
+        "max_rounds": 0,
+        "heading_soft_recall": 0.0,
+        "refused": "nothing in the knowledge base matches 'Zyxqvor'",
+        "error": None,
+    }
+    (case,) = eval_page_model([refused]).cases
+    assert case.without and case.without.refused and case.without.error is None
+    page = eval_page([refused])
+    assert '<th scope="row">refused</th>' in page
+    assert "nothing in the knowledge base matches &#x27;Zyxqvor&#x27;" in page
