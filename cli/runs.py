@@ -9,7 +9,6 @@ A fork copies a checkpoint of one thread into a new thread and goes on there.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Callable, Mapping
@@ -30,7 +29,7 @@ from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from state.graph import InputState, ResearchState
 from state.plan import CoveragePlan, lint_plan
-from subagents.registry import load_registry
+from subagents.registry import registered
 
 Ask = Callable[[Mapping[str, Any]], str]
 """Shows a person a handoff and returns their decision."""
@@ -260,5 +259,5 @@ async def replanned(
     except (OSError, ValueError) as err:
         raise ThreadError(f"{plan_file} is not a plan: {err}") from err
     plan = lint_plan(plan.model_copy(update={"question": values["question"]}))
-    agents = await asyncio.to_thread(load_registry, context.agents_dir)
+    agents = await registered(context.agents_dir)
     return first_round(values["question"], plan, context, str(uuid.uuid4()), agents)

@@ -1,12 +1,12 @@
-"""One subagent run as a graph, the coordinator's and Studio's.
+"""One subagent run as a graph, to run and inspect one subagent by hand.
 
-The coordinator's fan-out runs it per task, and langgraph.json exports it as
-`subagent`, to run and inspect one subagent by hand.
+langgraph.json exports it as `subagent`. Its `subagent` node is the one each
+branch of the coordinator's fan-out runs.
 
-START -> prepare_task -> subagent -> END   (a sent task goes straight to subagent)
+START -> prepare_task -> subagent -> END   (a given task goes straight to subagent)
 
-From the coordinator it gets a task; by hand (Studio), a question, the values to
-cover and, optionally, the agent. Only its result and events leave it.
+It takes a question, the values to cover and, optionally, the agent; or a task
+as the coordinator would send it. Only its result and events leave it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from state.graph import SubagentInput, SubagentOutput, SubagentState
 
 
 def sent_or_by_hand(state: SubagentInput) -> Literal["prepare_task", "subagent"]:
-    """A task the fan-out sent runs at once; a run by hand is prepared first."""
+    """A task given whole runs at once; a question and values are prepared first."""
     return "subagent" if "task" in state else "prepare_task"
 
 
