@@ -65,6 +65,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         values=len(plan.values),
         facets=len(plan.facets),
         direct=plan.direct_answer,
+        fallback=plan.fallback or None,
     )
     fresh = {
         **first_round(question, plan, ctx, trace_id, agents),

@@ -181,7 +181,7 @@ def report_page_model(result: Mapping[str, Any]) -> ReportPage:
     summary = RunSummary.model_validate(result.get("summary", {}))
     return ReportPage(
         question=result["question"],
-        coverage_line=coverage_line(table, summary, plan.planned_by),
+        coverage_line=coverage_line(table, summary, plan),
         matrix=coverage_matrix(
             [r.value for r in table],
             [RoundCoverage.model_validate(c) for c in result.get("coverage", [])],

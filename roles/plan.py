@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
 from runtime.kinds import Kinds, document_kinds
 from runtime.models import lead_deadline
+from runtime.reliability import describe
 from runtime.structured import (
     ModelOutputError,
     ainvoke_structured,
@@ -154,7 +155,10 @@ class ModelPlanner:
             return Planned(lint_plan(self._to_plan(question, draft), prompt), usage)
         except PlanLintError as err:
             messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
-            draft, used = await ainvoke_structured(self.model, messages, PlanDraft)
+            try:
+                draft, used = await ainvoke_structured(self.model, messages, PlanDraft)
+            except ModelOutputError as invalid:
+                raise ModelOutputError(str(invalid), usage + invalid.usage) from err
             usage += used
         plan = self._to_plan(question, draft)
         try:
@@ -163,7 +167,7 @@ class ModelPlanner:
             repaired = repair(plan, err)
             if not repaired.values:
                 raise ModelOutputError(
-                    f"the lead's plan has no usable value: {err}"
+                    f"the lead's plan has no usable value: {err}", usage
                 ) from err
             return Planned(lint_plan(repaired), usage)
 
@@ -345,6 +349,36 @@ def check_matches(kb: KnowledgeBase, question: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class FallbackPlanner:
+    """The lead plans; when no usable plan comes of it, the knowledge base does.
+
+    The plan then says why (`CoveragePlan.fallback`), and what the lead's failed
+    attempts cost is still counted. A lead that times out or cannot be reached
+    is not replaced: that is the run's failure to report.
+    """
+
+    lead: ModelPlanner
+    corpus: CorpusPlanner
+
+    async def plan(self, question: str) -> Planned:
+        """The lead's plan, else the corpus's, saying why."""
+        try:
+            return await self.lead.plan(question)
+        except ModelOutputError as unusable:
+            try:
+                planned = await self.corpus.plan(question)
+            except NothingMatchesError as refusal:
+                raise ModelOutputError(
+                    f"{describe(unusable)}; nor can the knowledge base plan it: "
+                    f"{describe(refusal)}",
+                    unusable.usage,
+                ) from refusal
+            why = f"the lead's plan could not be used ({describe(unusable)})"
+            plan = planned.plan.model_copy(update={"fallback": why})
+            return Planned(plan, unusable.usage)
+
+
 def planner(
     model: BaseChatModel | None,
     kb: KnowledgeBase,
@@ -352,7 +386,8 @@ def planner(
     max_facets: int,
     timeout_s: float,
 ) -> Planner:
-    """The lead model's planner, or the corpus planner when there is no model."""
+    """The lead model's planner (the corpus's as its fallback), or the corpus's."""
+    corpus = CorpusPlanner(kb, max_facets)
     if model is None:
-        return CorpusPlanner(kb, max_facets)
-    return ModelPlanner(model, max_facets, timeout_s)
+        return corpus
+    return FallbackPlanner(ModelPlanner(model, max_facets, timeout_s), corpus)

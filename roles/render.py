@@ -71,7 +71,7 @@ def render_markdown(
             "before that is reported.",
             "",
         ]
-    lines += [coverage_line(table, summary, plan.planned_by), ""]
+    lines += [coverage_line(table, summary, plan), ""]
     if synthesis is not None:
         lines += ["## Summary", "", inert(synthesis), ""]
     for title, own in facet_sections(plan, findings):
@@ -137,19 +137,24 @@ def failed_tasks(results: Sequence[TaskResult], gaps: Sequence[str]) -> list[str
 
 
 def coverage_line(
-    table: Sequence[CoverageRow], summary: RunSummary, planned_by: str
+    table: Sequence[CoverageRow], summary: RunSummary, plan: CoveragePlan
 ) -> str:
     """What the run covered and what its values are, and what it cost."""
     work = (
         f"{summary.tasks} task(s), {summary.findings} verified finding(s), "
         f"{summary.findings_dropped} dropped in verification{_reasons(summary)}."
     )
+    why = (
+        f" The knowledge base planned because {plan.fallback}." if plan.fallback else ""
+    )
     if not table and not summary.findings:
-        return f"No answer: no verified evidence was found for this question; {work}"
+        return (
+            f"No answer: no verified evidence was found for this question; {work}{why}"
+        )
     if not table:
         return (
             "Answered directly: no dimension values were planned or found, so "
-            f"there is no coverage to report; {work}"
+            f"there is no coverage to report; {work}{why}"
         )
     covered = sum(r.status == "covered" for r in table)
     share = covered / len(table)
@@ -157,13 +162,13 @@ def coverage_line(
         f"Coverage: {covered} of {len(table)} values ({share:.0%}) after "
         f"{summary.rounds} round(s); {work}"
     )
-    if planned_by == "corpus":
+    if plan.planned_by == "corpus":
         line += (
             " The values are the documents and sections the knowledge-base search "
             "matched (extractive plan), not dimensions of the answer: this counts "
             "what was found, not how much of the question it answers."
         )
-    return line
+    return line + why
 
 
 def facet_sections(

@@ -37,7 +37,14 @@ Attempt = tuple[BaseMessage, Any, BaseException | None]
 
 
 class ModelOutputError(ValueError):
-    """The model did not produce valid output after its repair turns."""
+    """The model did not produce valid output after its repair turns.
+
+    Its `usage` is what the calls that failed cost.
+    """
+
+    def __init__(self, message: str, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage or Usage()
 
 
 class ModelEndpointError(RuntimeError):
@@ -207,7 +214,8 @@ async def _until_valid(
         ]
     raise ModelOutputError(
         f"model output is not a valid {schema.__name__}: "
-        f"{describe(error or ValueError('no answer'))}"
+        f"{describe(error or ValueError('no answer'))}",
+        usage,
     )
 
 

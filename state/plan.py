@@ -93,6 +93,11 @@ class CoveragePlan(BaseModel):
         description="Who named the values: the lead model, from the question, or "
         "the corpus planner, from what the search matched (extractive mode).",
     )
+    fallback: str = Field(
+        default="",
+        description="Why the corpus planned although a lead model was given: "
+        "the lead's plan could not be used.",
+    )
 
     @classmethod
     def direct(

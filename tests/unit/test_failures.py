@@ -107,14 +107,37 @@ def test_env_settings_fill_defaults_and_are_checked(
         Context()
 
 
-def test_malformed_plan_is_repaired_once_then_refused(
+def test_a_plan_still_malformed_after_its_repair_gives_way_to_the_corpus_plan(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str
+) -> None:
+    context = lead_scripted(
+        fake_models,
+        creative_kb,
+        "no json here",
+        "{still not a plan",
+        {"dimensions": []},
+        "The sources cover it [1].",
+    )
+    state = research("How is AI used in music, film and photography?", context)
+    plan = state["plan"]
+    assert plan.planned_by == "corpus" and plan.values
+    assert "could not be used" in plan.fallback and "PlanDraft" in plan.fallback
+    assert state["lead_usage"].tokens >= 20  # the two failed answers are counted
+    (planned,) = [e for e in state["events"] if e.fields.get("stage") == "plan"]
+    assert planned.fields["fallback"] == plan.fallback
+    assert f"The knowledge base planned because {plan.fallback}." in (
+        state["report"].markdown
+    )
+
+
+def test_a_malformed_plan_the_corpus_cannot_replace_is_refused(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str
 ) -> None:
     context = lead_scripted(
         fake_models, creative_kb, "no json here", "{still not a plan"
     )
-    with pytest.raises(ModelOutputError, match="PlanDraft"):
-        research(QUESTION, context)
+    with pytest.raises(ModelOutputError, match="PlanDraft.*nor can the knowledge"):
+        research("What is the impact of quantum sourcing on zyxqvor?", context)
 
 
 def test_malformed_plan_recovers_when_repair_succeeds(
