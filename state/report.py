@@ -118,8 +118,9 @@ class RunSummary(BaseModel):
     wall_seconds: float = Field(default=0.0, description="From planning to the report.")
     incomplete: str | None = Field(
         default=None,
-        description="Why the run did not complete as asked (every task failed, or "
-        "the model endpoint was lost); None when it did.",
+        description="Why the run did not complete as asked (every task failed, "
+        "the model endpoint was lost, no finding verified, a circuit opened); None "
+        "when it did.",
     )
 
     @classmethod
@@ -179,19 +180,20 @@ class RunSummary(BaseModel):
             + sum(r.context_tokens for r in results),
             subagent_seconds=round(sum(r.execution_time_s for r in results), 3),
             critical_path_seconds=round(sum(slowest.values()), 3),
-            incomplete=incomplete_reason(results, lead_unreachable, opened),
+            incomplete=incomplete_reason(results, findings, lead_unreachable, opened),
         )
 
 
 def incomplete_reason(
     results: Sequence[TaskResult],
+    verified: int,
     lead_unreachable: bool,
     open_circuits: Sequence[str] = (),
 ) -> str | None:
     """Why a run did not complete, or None.
 
-    Every task failed, its endpoint was lost, or an agent failed so often that
-    its circuit opened.
+    Every task failed, its endpoint was lost, tasks ran but not one finding
+    passed verification, or an agent failed so often that its circuit opened.
     """
     failed = [r for r in results if r.status == "failed"]
     if results and len(failed) == len(results):
@@ -202,6 +204,11 @@ def incomplete_reason(
         return (
             f"the model endpoint became unreachable: {lost} of {len(results)} "
             "task(s) could not reach it"
+        )
+    if results and not verified:
+        return (
+            f"no finding passed verification: {len(results)} task(s) ran and "
+            "none brought evidence that checks out"
         )
     if lead_unreachable:
         return "the lead's model endpoint became unreachable while writing"

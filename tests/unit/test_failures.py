@@ -226,7 +226,11 @@ def test_invented_quotes_are_dropped_and_counted(
     state = narrow_run(fake_models, creative_kb, FakeResearcher(report=invented))
     assert state["findings"] == []
     assert state["dropped"] == {NOT_VERBATIM: 1}  # three tasks, one span after dedupe
-    assert state["report"].summary.findings_dropped == 1
+    summary = state["report"].summary
+    assert summary.findings_dropped == 1
+    # the tasks returned, but nothing they brought checks out: not a complete run
+    assert summary.succeeded == summary.tasks == 3
+    assert summary.incomplete and "no finding passed verification" in summary.incomplete
 
 
 @pytest.fixture
