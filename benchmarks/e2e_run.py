@@ -26,6 +26,8 @@ from runtime.kb import DEFAULT_CORPUS, ingest
 LOCAL_MODEL = Path("/root/.cache/delegator-models/qwen2.5-coder-0.5b-instruct-q4.gguf")
 LOCAL_TIMEOUT_S = 480.0
 EXTRACTIVE_TIMEOUT_S = 300.0
+FINISHED = (0, 3)
+"""Exit codes of a run that wrote its report: complete, and incomplete."""
 
 
 def command(question: str, mode: str, folder: Path) -> list[str]:
@@ -75,12 +77,13 @@ def measure(question: str, mode: str) -> dict[str, Any]:
             "child_peak_mib": peak_mib(-1),  # RUSAGE_CHILDREN
             "returncode": child.returncode,
         }
-        if child.returncode != 0:
+        if child.returncode not in FINISHED:
             lines = (err or out).strip().splitlines() or ["no output"]
             result["error"] = f"exit {child.returncode}: {lines[-1][:200]}"
             return result
         summary = json.loads((folder / "result.json").read_text())["summary"]
     result |= {
+        "incomplete": summary["incomplete"],
         "tokens": summary["tokens"],
         "tokens_by_role": summary["tokens_by_role"],
         "tokens_per_s": round(summary["tokens"] / wall, 1),

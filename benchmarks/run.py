@@ -245,16 +245,17 @@ def unfinished(name: str, case: str, result: dict[str, Any]) -> Row | None:
         return (name, case, f"timed out after {limit:.0f} s", "", "", "")
     if error := failed(result):
         return (name, case, error, "", "", "")
-    if result["returncode"] != 0:
-        return (
-            name,
-            case,
-            f"failed after {secs(result['wall_s'])}",
-            "",
-            mib(result["child_peak_mib"]) + " (child)",
-            str(result["error"]),
-        )
     return None
+
+
+def outcome(result: dict[str, Any]) -> str:
+    """What a CLI run found: tasks, findings, coverage, and why it is incomplete."""
+    found = (
+        f"{result['tasks']} tasks, {result['findings']} findings, "
+        f"coverage {result['coverage']:.2f}"
+    )
+    why = result["incomplete"]
+    return f"{found}; incomplete: {why}" if why else found
 
 
 def end_to_end(question: str) -> list[Row]:
@@ -268,8 +269,7 @@ def end_to_end(question: str) -> list[Row]:
         secs(result["wall_s"]),
         "",
         mib(result["child_peak_mib"]) + " (child)",
-        f"{result['tasks']} tasks, {result['findings']} findings, "
-        f"coverage {result['coverage']:.2f}",
+        outcome(result),
     )
     result = measure("e2e_run", "local", "--question", question, timeout=600)
     case = "local qwen2.5-coder-0.5b q4 (--max-rounds 0 --max-subagents 2)"
@@ -283,8 +283,7 @@ def end_to_end(question: str) -> list[Row]:
             f"{result['tokens_per_s']:.1f} tokens/s "
             f"({result['tokens']} prompt + completion tokens / wall)",
             mib(result["child_peak_mib"]) + " (child)",
-            f"tokens by role: {roles}; {result['tasks']} tasks, "
-            f"{result['findings']} findings, coverage {result['coverage']:.2f}",
+            f"tokens by role: {roles}; {outcome(result)}",
         )
     return [extractive, local]
 
