@@ -68,7 +68,7 @@ def render_markdown(
     if summary.incomplete:
         lines += [
             f"**Incomplete run:** {summary.incomplete}. Only what was verified "
-            "before that is reported.",
+            "is reported.",
             "",
         ]
     lines += [coverage_line(table, summary, plan), ""]
