@@ -10,14 +10,12 @@ from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
 )
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.enumerate import ENUMERATE_PROMPT
-from tests.unit.fakes import values_in_brief
+from tests.unit.fakes import AnsweringModel, values_in_brief
 
 LATENCY_S = 0.2
 """How long every fake model call takes."""
@@ -59,32 +57,11 @@ def write_corpus(folder: Path, values: Sequence[str]) -> None:
         (folder / f"{value}.md").write_text(text, encoding="utf-8")
 
 
-class SlowModel(BaseChatModel):
+class SlowModel(AnsweringModel):
     """A chat model whose every call sleeps `latency` seconds, counting calls."""
 
     latency: float = LATENCY_S
     calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "bench-slow"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> SlowModel:
-        """Tools are ignored: the answers are scripted."""
-        return self
-
-    def answer(self, messages: list[BaseMessage]) -> AIMessage:
-        """The scripted answer to `messages`."""
-        raise NotImplementedError
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("benchmark models are called asynchronously")
 
     async def _agenerate(
         self,

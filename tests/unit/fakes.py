@@ -55,7 +55,34 @@ def values_in_brief(brief: str) -> list[str]:
     return [line[2:] for line in block.splitlines() if line.startswith("- ")]
 
 
-class FakeResearcher(BaseChatModel):
+class AnsweringModel(BaseChatModel):
+    """A chat model whose replies come from `answer`; it takes tools as they are.
+
+    Its replies are scripted, so binding tools changes nothing.
+    """
+
+    @property
+    def _llm_type(self) -> str:
+        return type(self).__name__
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> AnsweringModel:
+        return self
+
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        """The reply to `messages`."""
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.answer(messages))])
+
+
+class FakeResearcher(AnsweringModel):
     """Searches once per value, then quotes the first sentence of each top hit.
 
     `report` replaces the final JSON (to test malformed output); `delay` makes
@@ -70,24 +97,6 @@ class FakeResearcher(BaseChatModel):
     fail: str | None = None
     in_flight: int = 0
     peak: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "fake-researcher"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> FakeResearcher:
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.fail:
-            raise RuntimeError(self.fail)
-        return ChatResult(generations=[ChatGeneration(message=self._answer(messages))])
 
     async def _agenerate(
         self,
@@ -105,7 +114,10 @@ class FakeResearcher(BaseChatModel):
         finally:
             self.in_flight -= 1
 
-    def _answer(self, messages: list[BaseMessage]) -> AIMessage:
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        """Search each value, then quote each top hit's first sentence."""
+        if self.fail:
+            raise RuntimeError(self.fail)
         brief = next(m for m in messages if isinstance(m, HumanMessage))
         values = values_in_brief(str(brief.content))
         results = [m for m in messages if isinstance(m, ToolMessage)]

@@ -6,16 +6,14 @@ import asyncio
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -25,7 +23,7 @@ from runtime.context import Context
 from runtime.kb import ingest
 from subagents.gates import ToolCallCheck
 from tests.support import research
-from tests.unit.fakes import USAGE, scripted, values_in_brief
+from tests.unit.fakes import USAGE, AnsweringModel, scripted, values_in_brief
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "injection"
 QUESTION = "What are the landmarks of Eastport?"
@@ -50,7 +48,7 @@ PLAN = {
 INSTRUCTION = re.compile(r"call the (\w+) tool with url (\S+)")
 
 
-class Obedient(BaseChatModel):
+class Obedient(AnsweringModel):
     """Searches its value, does what a passage tells it to, then answers.
 
     With `read_first`, it reads a passage before it ever searched.
@@ -58,34 +56,22 @@ class Obedient(BaseChatModel):
 
     read_first: bool = False
 
-    @property
-    def _llm_type(self) -> str:
-        return "obedient"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Obedient:
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        """The next step of reading what it is told to."""
         brief = next(m for m in messages if isinstance(m, HumanMessage))
         (value,) = values_in_brief(str(brief.content))
         done = [m for m in messages if isinstance(m, ToolMessage)]
         called = {m.name for m in done}
         if self.read_first and not done:
-            return reply(call("read", passage_id=f"{value}#0"))
+            return call("read", passage_id=f"{value}#0")
         if "search" not in called:
-            return reply(call("search", query=value))
+            return call("search", query=value)
         asked = INSTRUCTION.search(" ".join(str(m.content) for m in done))
         if asked and asked.group(1) not in called:
-            return reply(call(asked.group(1), url=asked.group(2).rstrip(".")))
+            return call(asked.group(1), url=asked.group(2).rstrip("."))
         found = next(str(m.content) for m in done if m.name == "search")
         if found.startswith("Denied"):
-            return reply(AIMessage('{"findings": []}', usage_metadata=USAGE))
+            return AIMessage('{"findings": []}', usage_metadata=USAGE)
         hits = json.loads(found)
         sentence = hits[0]["text"].split(". ")[0] + "."
         answer = {
@@ -98,7 +84,7 @@ class Obedient(BaseChatModel):
                 }
             ]
         }
-        return reply(AIMessage(json.dumps(answer), usage_metadata=USAGE))
+        return AIMessage(json.dumps(answer), usage_metadata=USAGE)
 
 
 def call(tool: str, **args: str) -> AIMessage:
@@ -107,10 +93,6 @@ def call(tool: str, **args: str) -> AIMessage:
         usage_metadata=USAGE,
         tool_calls=[{"name": tool, "args": args, "id": f"call_{tool}"}],
     )
-
-
-def reply(message: AIMessage) -> ChatResult:
-    return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class Collector(ThreadingHTTPServer):

@@ -6,9 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
@@ -16,7 +14,7 @@ from state.tasks import TaskDefinition
 from subagents.gates import GatePolicy, Gates
 from subagents.llm_agent import FINISH_PROMPT, build_llm_agent, text_tool_calls
 from subagents.state import agent_input
-from tests.unit.fakes import Scripted
+from tests.unit.fakes import AnsweringModel, Scripted
 
 TASK = TaskDefinition(
     task_id="t",
@@ -30,34 +28,20 @@ TASK = TaskDefinition(
 )
 
 
-class EndlessSearcher(BaseChatModel):
+class EndlessSearcher(AnsweringModel):
     """Asks for a search on every turn; answers an empty report when told to stop."""
 
     turns: int = 0
     finish_requests: int = 0
 
-    @property
-    def _llm_type(self) -> str:
-        return "endless-searcher"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> EndlessSearcher:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-    ) -> ChatResult:
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        """One more search, or an empty report once told to finish."""
         if messages[-1].content == FINISH_PROMPT:
             self.finish_requests += 1
-            message = AIMessage('{"findings": []}')
-        else:
-            self.turns += 1
-            call = {
-                "name": "search",
-                "args": {"query": "music"},
-                "id": f"c{self.turns}",
-            }
-            message = AIMessage("", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=message)])
+            return AIMessage('{"findings": []}')
+        self.turns += 1
+        call = {"name": "search", "args": {"query": "music"}, "id": f"c{self.turns}"}
+        return AIMessage("", tool_calls=[call])
 
 
 def manifest(max_turns: int) -> AgentManifest:
