@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import signal
@@ -147,11 +148,14 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     report = report_of(state)
     sys.stdout.write(report.markdown)
     sys.stdout.flush()
-    result = result_json(state, seconds, request.thread_id, context)
+    # the full result reads every cited passage: built once, and only if written
+    result = functools.cache(
+        lambda: result_json(state, seconds, request.thread_id, context)
+    )
     files: list[tuple[Path | None, Callable[[], str]]] = [
         (args.out, lambda: report.markdown),
-        (args.json, lambda: json.dumps(result, indent=2)),
-        (args.html, lambda: report_page(result)),
+        (args.json, lambda: json.dumps(result(), indent=2)),
+        (args.html, lambda: report_page(result())),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
     if report.summary.incomplete:
