@@ -144,6 +144,7 @@ class KnowledgeBase:
         self.path = Path(path)
         self._local = threading.local()
         self._rowids: dict[str, int] = {}
+        self._rowids_version: tuple[int, int, int, int] | None = None
         if not self.path.is_file():
             raise KnowledgeBaseError(
                 f"no knowledge base at {self.path}; build one with "
@@ -264,16 +265,17 @@ class KnowledgeBase:
         """The passages with these ids, by id; unknown ids are left out.
 
         Passage ids are not indexed by FTS5, so they are found by row id, from a
-        map of the file's rows read once; a row that no longer holds its id (the
-        file was ingested into since) refreshes the map.
+        map of the file's rows, read anew only when an id is missing and the file
+        changed since (it was ingested into).
         """
         ids = list(dict.fromkeys(passage_ids))
         with self._reading() as db:
             found = self._by_rowid(db, ids)
             missing = [i for i in ids if i not in found]
             if missing:
-                self._refresh(db)
-                found |= self._by_rowid(db, missing)
+                if self._rowids_version != self.version():
+                    self._refresh(db)
+                found |= self._by_rowid(db, missing)  # or another thread did
         return found
 
     def _by_rowid(self, db: sqlite3.Connection, ids: list[str]) -> dict[str, Passage]:
@@ -291,10 +293,17 @@ class KnowledgeBase:
         return found
 
     def _refresh(self, db: sqlite3.Connection) -> None:
-        """Read the passage ids' row ids anew (another thread may have just now)."""
+        """Read the passage ids' row ids anew, for the file's current version."""
+        version = self.version()
         self._rowids = dict(
             db.execute("SELECT passage_id, rowid FROM passages").fetchall()
         )
+        self._rowids_version = version
+
+    def version(self) -> tuple[int, int, int, int]:
+        """Which content the file holds: its device, inode, mtime and size."""
+        stat = self.path.stat()
+        return stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size
 
     def document_frequencies(self, words: Iterable[str]) -> dict[str, int]:
         """In how many passages each word occurs."""

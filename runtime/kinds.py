@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, knowledge_base, stem, terms
+from runtime.kb import KnowledgeBase, stem, terms
 
 Profile = Mapping[str, float]
 """Weighted words of a document, scaled to unit length."""
@@ -121,11 +121,9 @@ def kinds_of(rows: Sequence[tuple[str, bool, str, str]]) -> Kinds:
 
 def document_kinds(kb: KnowledgeBase) -> Kinds:
     """The kinds of every document of `kb`, read once per version of its file."""
-    stat = kb.path.stat()
-    version = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    return _read_kinds(str(kb.path), version)
+    return _read_kinds(kb, kb.version())
 
 
 @functools.lru_cache(maxsize=8)
-def _read_kinds(path: str, version: tuple[int, int, int, int]) -> Kinds:
-    return kinds_of(knowledge_base(path).lead_and_sections())
+def _read_kinds(kb: KnowledgeBase, version: tuple[int, int, int, int]) -> Kinds:
+    return kinds_of(kb.lead_and_sections())
