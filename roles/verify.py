@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, Passage, stem, terms
+from runtime.kb import KnowledgeBase, Passage, stems
 from state.findings import Finding, normalize_text
 from state.plan import normalize
 
@@ -52,11 +52,6 @@ class Verdict:
 def opening_passage_id(doc_id: str) -> str:
     """The id of a document's first passage: its lead, which says what it is about."""
     return f"{doc_id}#0"
-
-
-def stems(text: str) -> set[str]:
-    """The stemmed content words of `text`."""
-    return {stem(t) for t in terms(text)}
 
 
 def numbers(text: str) -> set[str]:

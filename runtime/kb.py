@@ -112,6 +112,11 @@ _SENTENCE_END = re.compile(r"[.!?][\"'’”)\]]*\s*$")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
 
 
+def stems(text: str) -> set[str]:
+    """The stemmed content words of `text`."""
+    return {stem(t) for t in terms(text)}
+
+
 def years(text: str) -> set[str]:
     """The years (1500-2199) a text names."""
     return set(_YEAR.findall(text))

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, stem, terms
+from runtime.kb import KnowledgeBase, stem, stems
 from state.findings import Finding
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[]?[A-Z0-9])|\n+")
@@ -58,7 +58,7 @@ def best_sentences(
     best: dict[str, Extract] = {}
     for passage_id, text in passages:
         for sentence in split_sentences(text):
-            words = {stem(t) for t in terms(sentence)}
+            words = stems(sentence)
             score = sum(w for t, w in stemmed.items() if t in words)
             current = best.get(passage_id)
             if current is None or score > current.score:

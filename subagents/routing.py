@@ -19,18 +19,13 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from runtime.kb import stem, terms, years
+from runtime.kb import stems, years
 from state.agents import AgentManifest
 from state.circuit import Breaker
 from state.plan import DEFAULT_AGENT, Facet
 
 Route = tuple[str | None, str]
 """The agent to send a task to (None: none in service), and why."""
-
-
-def words(text: str) -> set[str]:
-    """The stemmed content words of a text."""
-    return {stem(t) for t in terms(text)}
 
 
 def facet_text(facet: Facet) -> str:
@@ -45,7 +40,7 @@ def facet_needs(facet: Facet) -> set[str]:
     restates the whole question.
     """
     text = " ".join([facet.title, *facet.values])
-    return words(text) | ({"date"} if years(text) else set())
+    return stems(text) | ({"date"} if years(text) else set())
 
 
 class Router:
@@ -114,7 +109,7 @@ class Router:
     def capability(self, facet: Facet, pool: list[AgentManifest]) -> tuple[str, str]:
         """The agent whose domains share most words with the facet."""
         asked = facet_needs(facet)
-        scored = [(sorted(asked & words(" ".join(a.domains))), a) for a in pool]
+        scored = [(sorted(asked & stems(" ".join(a.domains))), a) for a in pool]
         # a named subject outweighs a year, which only says the facet is dated
         matched, best = max(
             scored, key=lambda s: (len(set(s[0]) - {"date"}), len(s[0]))
@@ -125,9 +120,9 @@ class Router:
 
     def semantic(self, facet: Facet, pool: list[AgentManifest]) -> tuple[str, str]:
         """The agent whose description is most similar to the facet (TF-IDF)."""
-        documents = [words(a.description) for a in pool]
+        documents = [stems(a.description) for a in pool]
         idf = inverse_frequencies(documents)
-        query = vector(words(facet_text(facet)), idf)
+        query = vector(stems(facet_text(facet)), idf)
         scores = [cosine(query, vector(d, idf)) for d in documents]
         best = max(range(len(scores)), key=lambda i: scores[i])
         return pool[best].agent_id, f"most similar description ({scores[best]:.2f})"
