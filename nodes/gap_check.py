@@ -96,7 +96,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         )
         if decision.action in ("retry", "hint"):
             granted += ctx.run_token_budget
-            tasks = [hinted(t, decision.hint) for t in tasks]
+            tasks = [t.with_hint(decision.hint) for t in tasks]
         else:
             stopped = f"the run's token budget was spent ({spent} of {budget} tokens)"
     if stopped:
@@ -165,15 +165,6 @@ def decide_on_budget(
     )
     decision = ask_person(handoff)
     return decision if decision.action != "abort" else Decision(action="skip")
-
-
-def hinted(task: TaskDefinition, hint: str) -> TaskDefinition:
-    """The task with a person's hint added to its brief, if any."""
-    if not hint:
-        return task
-    return task.model_copy(
-        update={"earlier": (*task.earlier, f"A person's hint: {hint}")}
-    )
 
 
 def stop_reason(

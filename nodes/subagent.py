@@ -177,9 +177,7 @@ def once_more(
     update: dict[str, object] = {
         "failures": task.failures + (result.status == "failed")
     }
-    if decision.hint:
-        update["earlier"] = (*task.earlier, f"A person's hint: {decision.hint}")
     if decision.action == "retry":
         asked = {d.tool for d in result.denials if d.needs_person}
         update["approved_tools"] = tuple(sorted({*task.approved_tools, *asked}))
-    return task.model_copy(update=update)
+    return task.with_hint(decision.hint).model_copy(update=update)

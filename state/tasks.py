@@ -67,6 +67,14 @@ class TaskDefinition(BaseModel):
     route: str = Field(default="", description="Why this agent was chosen.")
     round: int = 0
 
+    def with_hint(self, hint: str) -> TaskDefinition:
+        """The task with a person's hint added to its brief, if any."""
+        if not hint:
+            return self
+        return self.model_copy(
+            update={"earlier": (*self.earlier, f"A person's hint: {hint}")}
+        )
+
     @classmethod
     def for_facet(
         cls,
