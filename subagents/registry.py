@@ -9,7 +9,6 @@ at load, naming the file and the reason.
 from __future__ import annotations
 
 import asyncio
-import functools
 from pathlib import Path
 
 import yaml
@@ -86,16 +85,23 @@ async def registered(user_folder: str = "") -> dict[str, AgentManifest]:
     loaded = _LOADED.get(user_folder)
     if loaded is None:
         loaded = await asyncio.to_thread(load_registry, user_folder)
-        _LOADED[user_folder] = loaded
     return loaded
 
 
 _LOADED: dict[str, dict[str, AgentManifest]] = {}
+"""Each folder's definitions, read once."""
 
 
-@functools.cache
 def load_registry(user_folder: str = "") -> dict[str, AgentManifest]:
-    """The built-in definitions, with a user's folder added over them."""
+    """The built-in definitions, with a user's folder added over them; read once."""
+    loaded = _LOADED.get(user_folder)
+    if loaded is None:
+        loaded = _LOADED[user_folder] = read_registry(user_folder)
+    return loaded
+
+
+def read_registry(user_folder: str) -> dict[str, AgentManifest]:
+    """The built-in definitions and a user's folder, read from their files."""
     registry = load_folder(DEFINITIONS)
     if user_folder:
         registry |= load_folder(Path(user_folder))
