@@ -36,7 +36,7 @@ async def approve_plan(
     def read(answer: Any) -> CoveragePlan:
         review: PlanReview = read_review(answer)
         new = reviewed(plan, review)
-        unknown = {f.agent_id for f in new.facets} - set(agents) - {"researcher"}
+        unknown = {f.agent_id for f in new.facets} - set(agents)
         if unknown:
             raise PlanReviewError(f"no subagent is named {', '.join(sorted(unknown))}")
         return new

@@ -31,7 +31,7 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
     )
     update: ResearchState = {}
     checked = dict(state.get("fact_checks", {}))
-    checker = await asyncio.to_thread(fact_checker, ctx)
+    checker = await asyncio.to_thread(fact_checker, ctx) if ctx.verifier else None
     unjudged = [f for f in kept if finding_key(f) not in checked]
     if checker is not None and unjudged:
         outcome = await settle(checker.judge(unjudged, kb))

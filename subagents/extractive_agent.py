@@ -29,6 +29,7 @@ from subagents.tools import make_tools
 
 PASSAGES_READ_PER_VALUE = 3
 Hit = dict[str, str]
+"""A search hit as the `search` tool returns it: passage_id, title, section, text."""
 
 
 @dataclass
@@ -38,9 +39,6 @@ class Reading:
     task: TaskDefinition
     log: list[AnyMessage] = field(default_factory=list)
     denials: list[Denial] = field(default_factory=list)
-
-
-"""A search hit as the `search` tool returns it: passage_id, title, section, text."""
 
 
 def build_extractive_agent(
