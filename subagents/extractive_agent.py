@@ -25,7 +25,7 @@ from subagents.gates import Gates
 from subagents.reading import best_sentences, idf_weights, quoted_findings
 from subagents.registry import DefinitionError
 from subagents.state import AgentInput, AgentOutput, AgentState
-from subagents.tools import make_tools
+from subagents.tools import call_tool, make_tools
 
 PASSAGES_READ_PER_VALUE = 3
 Hit = dict[str, str]
@@ -65,8 +65,7 @@ def build_extractive_agent(
             run.denials.append(denial)
             output = denial.message()
         else:
-            given = {**args, "task": run.task} if name == "search" else args
-            output = str(tools[name].invoke(given))
+            output = call_tool(tools[name], args, run.task)
         run.log.append(
             AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
         )

@@ -26,11 +26,11 @@ from runtime.reliability import shorten
 from state.agents import AgentManifest
 from state.denials import Denial
 from state.tasks import TaskDefinition
-from subagents.tools import DANGEROUS_TOOLS
+from subagents.tools import DANGEROUS_TOOLS, tool_result
 
 GATE_PACKAGES_ENV = "DELEGATOR_GATE_PACKAGES"
 """Top-level packages whose callables the context may name as gates."""
-SEARCH_RESULT = "Result of search:\n"
+SEARCH_RESULT = tool_result("search", "")
 """How the json protocol hands a search result back to its model."""
 
 

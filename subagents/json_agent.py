@@ -32,7 +32,7 @@ from subagents.contract import (
 from subagents.gates import Gates
 from subagents.llm_agent import FINISH_PROMPT
 from subagents.state import AgentInput, AgentOutput, AgentState
-from subagents.tools import make_tools
+from subagents.tools import call_tool, make_tools, tool_result
 
 STEP_PROMPT = (
     "Answer with one JSON object for your next step: "
@@ -115,9 +115,7 @@ def build_json_agent(
         return Command(update=update, goto="step" if room_for_a_turn else "finish")
 
     def run_tool(action: str, args: dict[str, str], state: AgentState) -> str:
-        task = {"task": state["task"]} if action == "search" else {}
-        output = tools[action].invoke({**args, **task})
-        return f"Result of {action}:\n{output}"
+        return tool_result(action, call_tool(tools[action], args, state["task"]))
 
     async def finish(state: AgentState) -> dict[str, object]:
         reason = spent(state)

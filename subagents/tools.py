@@ -9,6 +9,7 @@ deny it unless the configuration approves it (see `subagents.gates`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated
 
 import httpx
@@ -30,6 +31,8 @@ DELEGATING_TOOLS = frozenset(
 )
 """Tool names that hand work to another agent: no subagent may have one."""
 Task = Annotated[TaskDefinition, InjectedState("task")]
+TAKES_TASK = frozenset({"search"})
+"""Tools given the task (`Task`, injected), not only the model's arguments."""
 
 
 def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
@@ -84,6 +87,17 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
 
     tools = (search, read, web_fetch)
     return {f.__name__: StructuredTool.from_function(f) for f in tools}
+
+
+def call_tool(tool: BaseTool, args: Mapping[str, object], task: TaskDefinition) -> str:
+    """Call a tool outside a ToolNode, injecting the task where the tool takes it."""
+    given = {**args, "task": task} if tool.name in TAKES_TASK else dict(args)
+    return str(tool.invoke(given))
+
+
+def tool_result(tool: str, output: str) -> str:
+    """A tool's output as a message to a model that cannot take tool messages."""
+    return f"Result of {tool}:\n{output}"
 
 
 def _describe(passage: Passage, limit: int | None) -> dict[str, str]:
