@@ -259,7 +259,7 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
             console=err,
         )
     )
-    Console(width=140).print(table(scores))
+    Console(width=200).print(table(scores))
     scored = [s.model_dump(mode="json") for s in scores]
     files: list[tuple[Path | None, Callable[[], str]]] = [
         (args.json, lambda: json.dumps(scored, indent=2)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +33,7 @@ from graphs.research import graph
 from roles.plan import NothingMatchesError
 from runtime.context import Context
 from runtime.reliability import describe
+from subagents.contract import refusal_reason
 
 Case = BreadthCase | OutlineCase
 
@@ -50,6 +52,11 @@ class CaseScore(BaseModel):
     duplicate_rate: float | None = None
     missing_groups: tuple[str, ...] = ()
     tasks: int = 0
+    tasks_with_findings: int = 0
+    verified_findings: int = 0
+    dropped_by_reason: dict[str, int] = {}
+    claimed_coverage: float | None = None
+    tokens_per_finding: float | None = None
     calls_by_role: dict[str, int] = {}
     tokens_by_role: dict[str, int] = {}
     wall_seconds: float = 0.0
@@ -71,8 +78,10 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
     """The metrics of one finished run."""
     findings = state.get("findings", [])
     cited = {f.source.title for f in findings if f.verified}
-    offered = [f for r in state.get("results", {}).values() for f in r.findings]
+    results = state.get("results", {}).values()
+    offered = [f for r in results for f in r.findings]
     summary = state["report"].summary
+    kept = {f.span_key for f in findings if f.verified}
     common: dict[str, Any] = {
         "case_id": case.id,
         "max_rounds": rounds,
@@ -83,6 +92,15 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
             [(f.source.passage_id, f.quote, f.claim) for f in offered]
         ),
         "tasks": summary.tasks,
+        "tasks_with_findings": sum(
+            any(f.span_key in kept for f in r.findings) for r in results
+        ),
+        "verified_findings": len(kept),
+        "dropped_by_reason": dropped_by_reason(state),
+        "claimed_coverage": summary.coverage,
+        "tokens_per_finding": (
+            round(summary.tokens / len(kept), 1) if kept and summary.tokens else None
+        ),
         "calls_by_role": summary.calls_by_role,
         "tokens_by_role": summary.tokens_by_role,
         "wall_seconds": round(seconds, 3),
@@ -104,6 +122,15 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
         ),
         **common,
     )
+
+
+def dropped_by_reason(state: dict[str, Any]) -> dict[str, int]:
+    """Findings refused, by why: by a subagent's answer checks, then by `verify`."""
+    reasons = (
+        refusal_reason(e) for r in state.get("results", {}).values() for e in r.errors
+    )
+    refused = Counter(r for r in reasons if r is not None)
+    return dict(Counter(state.get("dropped", {})) + refused)
 
 
 async def run_case(case: Case, context: Context, rounds: int) -> CaseScore:
@@ -192,19 +219,37 @@ COLUMNS = (
 
 
 def table(scores: Sequence[CaseScore]) -> Table:
-    """One row per run, and a mean row per number of re-delegation rounds."""
+    """One row per run, and a mean row per number of re-delegation rounds.
+
+    Beside the metrics: tasks (and those with a verified finding), verified
+    findings, the coverage the report claims, tokens per verified finding,
+    wall time, and the findings refused by reason.
+    """
     shown = [
         (k, t) for k, t in COLUMNS if any(getattr(s, k) is not None for s in scores)
     ]
-    grid = Table("case", "rounds", *(t for _, t in shown), "tasks", "s", "note")
+    grid = Table(
+        "case",
+        "rounds",
+        *(t for _, t in shown),
+        "tasks",
+        "verified",
+        "claimed",
+        "tokens/found",
+        "s",
+        "note",
+    )
     for s in scores:
         grid.add_row(
             s.case_id,
             str(s.max_rounds),
             *(_number(getattr(s, k)) for k, _ in shown),
-            str(s.tasks),
+            f"{s.tasks_with_findings}/{s.tasks}",
+            str(s.verified_findings),
+            _number(s.claimed_coverage),
+            _number(s.tokens_per_finding, "{:.0f}"),
             f"{s.wall_seconds:.1f}",
-            s.error or (f"refused: {s.refused}" if s.refused else ""),
+            s.error or (f"refused: {s.refused}" if s.refused else _reasons(s)),
         )
     for rounds in sorted({s.max_rounds for s in scores}):
         group = [s for s in scores if s.max_rounds == rounds and s.error is None]
@@ -212,12 +257,22 @@ def table(scores: Sequence[CaseScore]) -> Table:
             "mean",
             str(rounds),
             *(_number(mean([getattr(s, k) for s in group])) for k, _ in shown),
-            str(sum(s.tasks for s in group)),
+            f"{sum(s.tasks_with_findings for s in group)}/"
+            f"{sum(s.tasks for s in group)}",
+            str(sum(s.verified_findings for s in group)),
+            _number(mean([s.claimed_coverage for s in group])),
+            _number(mean([s.tokens_per_finding for s in group]), "{:.0f}"),
             f"{sum(s.wall_seconds for s in group):.1f}",
             f"{sum(s.refused is not None for s in group)} refused, "
             f"{len([s for s in scores if s.max_rounds == rounds]) - len(group)} failed",
         )
     return grid
+
+
+def _reasons(score: CaseScore) -> str:
+    """The refused findings of a run, by reason, most frequent first."""
+    ranked = sorted(score.dropped_by_reason.items(), key=lambda kv: -kv[1])
+    return "; ".join(f"{n} {reason}" for reason, n in ranked)
 
 
 def mean(values: Sequence[float | None]) -> float | None:
@@ -226,5 +281,5 @@ def mean(values: Sequence[float | None]) -> float | None:
     return sum(given) / len(given) if given else None
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def _number(value: float | None, form: str = "{:.2f}") -> str:
+    return "-" if value is None else form.format(value)

@@ -38,6 +38,17 @@ class ClaimedFinding(BaseModel):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
+UNKNOWN_PASSAGE = "unknown passage"
+NO_TASK_VALUE = "finding names none of the task's values"
+REFUSALS = (UNKNOWN_PASSAGE, NO_TASK_VALUE)
+"""Why a claimed finding is refused before verification: each error starts so."""
+
+
+def refusal_reason(error: str) -> str | None:
+    """The refusal an error of a subagent's answer names, None for other errors."""
+    return next((r for r in REFUSALS if error.startswith(r)), None)
+
+
 MAX_FINDINGS = 6
 """Most findings one answer holds: the schema bounds what a model may write."""
 
@@ -90,14 +101,14 @@ def to_finding(
     """
     passage = kb.passage(claimed.passage_id)
     if passage is None:
-        return f"unknown passage {claimed.passage_id!r}"
+        return f"{UNKNOWN_PASSAGE} {claimed.passage_id!r}"
     spelled = {normalize_text(v): v for v in task.values}
     named = (spelled.get(normalize_text(v)) for v in claimed.values)
     values = tuple(dict.fromkeys(v for v in named if v is not None))
     if not claimed.values and len(task.values) == 1:
         values = task.values
     if not values:
-        return f"finding names none of the task's values: {claimed.values}"
+        return f"{NO_TASK_VALUE}: {claimed.values}"
     return Finding(
         claim=claimed.claim,
         quote=claimed.quote,
