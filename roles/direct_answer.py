@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime
 
 from runtime.kb import KnowledgeBase, terms
+from runtime.sentences import sentences
 from state.plan import DIRECT_FACET, LEAD_AGENT, CoveragePlan
 from state.tasks import TaskDefinition, TaskResult, task_id_for
 from subagents.reading import best_sentences, idf_weights, quoted_findings
@@ -37,7 +38,9 @@ def answer_directly(
     hits = kb.search(plan.question, 5)
     weights = idf_weights(kb, terms(plan.question))
     extracts = best_sentences(
-        [(h.passage_id, h.text) for h in hits], weights, DIRECT_ANSWER_SENTENCES
+        [(h.passage_id, sentences(h.text)) for h in hits],
+        weights,
+        DIRECT_ANSWER_SENTENCES,
     )
     findings = quoted_findings(extracts, kb, facet_id=DIRECT_FACET, values=task.values)
     return TaskResult.of(

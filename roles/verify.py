@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from runtime.kb import KnowledgeBase, Passage, stems
+from runtime.sentences import sentence_spans, sentences
 from state.findings import Finding, normalize_text
 from state.plan import normalize
 
@@ -38,7 +39,6 @@ _ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
 NEGATIONS = frozenset(
     "no not never none nor neither nobody nothing nowhere without cannot".split()
 )
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -59,15 +59,38 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
-def quote_sentences(quote: str, passage_text: str) -> str | None:
-    """The sentences of the passage that hold the quote (normalised), or None."""
-    text, q = normalize_text(passage_text), normalize_text(quote)
-    at = text.find(q) if q else -1
-    if at < 0:
+def locate(quote: str, text: str) -> tuple[int, int] | None:
+    """Where `quote` stands in `text`, case and whitespace aside; None if nowhere."""
+    folded: list[str] = []
+    where: list[int] = []
+    for at, char in enumerate(text):
+        if char.isspace():
+            if folded and folded[-1] != " ":
+                folded.append(" ")
+                where.append(at)
+            continue
+        for piece in char.casefold():
+            folded.append(piece)
+            where.append(at)
+    wanted = normalize_text(quote)
+    found = "".join(folded).find(wanted) if wanted else -1
+    if found < 0:
         return None
-    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, at)]
-    end = _SENTENCE_END.search(text, at + len(q))
-    return text[starts[-1] if starts else 0 : end.end() if end else len(text)]
+    return where[found], where[found + len(wanted) - 1] + 1
+
+
+def quote_sentences(quote: str, passage_text: str) -> str | None:
+    """The whole sentences of the passage that hold the quote, or None.
+
+    Sentences are the passage's own (`runtime.sentences`): a quote that keeps
+    its full stop reaches no further than its last sentence.
+    """
+    span = locate(quote, passage_text)
+    if span is None:
+        return None
+    start, end = span
+    held = [(a, b) for a, b in sentence_spans(passage_text) if a < end and b > start]
+    return passage_text[held[0][0] : held[-1][1]] if held else None
 
 
 def negations(text: str) -> set[str]:
@@ -108,8 +131,8 @@ def names(value: str, text: str) -> bool:
 
 def lead_sentence(text: str) -> str:
     """The first sentence of a passage: in an article's lead, what its subject is."""
-    end = _SENTENCE_END.search(text)
-    return text[: end.end()] if end else text
+    first = sentences(text)
+    return first[0] if first else ""
 
 
 def check(

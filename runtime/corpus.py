@@ -14,6 +14,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from runtime.sentences import sentences
+
 SUFFIXES = (".md", ".txt", ".html", ".htm", ".json")
 MAX_PASSAGE_CHARS = 1500
 MAX_PARAGRAPH_CHARS = 8 * MAX_PASSAGE_CHARS
@@ -25,7 +27,6 @@ MAX_FILE_BYTES = 64 * 2**20
 TOPIC_LIST = "topic_list.csv"
 _REFERENCE_MARK = re.compile(r"(?<!\s)\s*\[\d+\]")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+")
 # The longest run of words that fits a passage, or a hard cut inside one long word.
 _PIECE = re.compile(
     rf"\S(?:.{{0,{MAX_PASSAGE_CHARS - 1}}}(?=\s|$)|\S{{0,{MAX_PASSAGE_CHARS - 1}}})"
@@ -152,7 +153,7 @@ def _cut(paragraph: str) -> Iterator[str]:
     part = ""
     for piece in (
         m.group().rstrip()
-        for sentence in _SENTENCE_END.split(paragraph)
+        for sentence in sentences(paragraph)
         for m in _PIECE.finditer(sentence)
     ):
         if part and len(part) + 1 + len(piece) > MAX_PASSAGE_CHARS:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.corpus import Document, Skipped, passages, read_documents
+from runtime.sentences import ends_sentence
 from state.findings import Source
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +109,6 @@ def stem(word: str) -> str:
     return word
 
 
-_SENTENCE_END = re.compile(r"[.!?][\"'’”)\]]*\s*$")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
 
 
@@ -131,7 +131,7 @@ def opening(text: str) -> str:
     lines = []
     for line in text.strip().splitlines():
         lines.append(line.strip())
-        if _SENTENCE_END.search(line):
+        if ends_sentence(line):
             break
     return " ".join(lines)
 

@@ -99,15 +99,18 @@ async def ainvoke_structured(
     schema: type[T],
     *,
     repairs: int = 1,
+    enforce: dict[str, Any] | None = None,
 ) -> tuple[T, Usage]:
     """Ask `model` for a `schema` object, enforced by the server where it can be.
 
-    Returns the object and the usage of every call it took.
+    `enforce` is the JSON schema the server enforces, when it should be
+    narrower than `schema`'s own. Returns the object and the usage of every
+    call it took.
     """
     for method in server_methods(model):
         try:
             enforced = model.with_structured_output(
-                json_schema(schema), method=method, include_raw=True
+                enforce or json_schema(schema), method=method, include_raw=True
             )
         except (NotImplementedError, ValueError):
             continue  # this model class cannot be asked that way

@@ -7,40 +7,68 @@ fails the task.
 
 from __future__ import annotations
 
-from typing import Annotated
+import copy
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
-from runtime.structured import ModelOutputError, schema_instructions
+from runtime.structured import ModelOutputError, json_schema, schema_instructions
 from state.findings import Finding, normalize_text
 from state.tasks import TaskDefinition
+from subagents.evidence import MAX_QUOTE_SENTENCES, handle, passage_of, pointed_quote
 
 
 class ClaimedFinding(BaseModel):
-    """One finding: a claim and the words of a passage that show it."""
+    """One finding: the evidence it points at, and what that evidence shows.
 
+    A finding points: an evidence handle and the numbers of its sentences
+    that show the claim; code copies those sentences as the quote. A literal
+    `quote` and `passage_id` are accepted too, and checked the same way.
+    """
+
+    evidence: str = Field(
+        default="", max_length=40, description="The evidence handle: E1, E2, ..."
+    )
+    sentences: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_QUOTE_SENTENCES,
+        description="The numbers of the sentences of that evidence that show it.",
+    )
     claim: str = Field(
-        max_length=300, description="One sentence: what the quote shows."
+        default="",
+        max_length=300,
+        description="Optional: one sentence saying what they show. Left out, the "
+        "finding claims what its sentences say.",
     )
-    quote: str = Field(
-        max_length=400, description="Words copied exactly from the passage."
-    )
-    passage_id: str = Field(
-        max_length=120, description="The passage_id of the passage quoted."
-    )
-    values: list[Annotated[str, StringConstraints(max_length=80)]] = Field(
+    values: list[int | Annotated[str, StringConstraints(max_length=80)]] = Field(
         default_factory=list,
         max_length=4,
-        description="The values to cover that the finding is about.",
+        description="The numbers of the values to cover that it is about.",
+    )
+    quote: str = Field(
+        default="", max_length=400, description="Instead of sentences: exact words."
+    )
+    passage_id: str = Field(
+        default="", max_length=120, description="Instead of evidence: a passage id."
     )
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 UNKNOWN_PASSAGE = "unknown passage"
+UNKNOWN_EVIDENCE = "unknown evidence handle"
+BAD_SENTENCES = "bad sentence numbers"
+NO_EVIDENCE = "finding points at no evidence"
 NO_TASK_VALUE = "finding names none of the task's values"
-REFUSALS = (UNKNOWN_PASSAGE, NO_TASK_VALUE)
+REFUSALS = (
+    UNKNOWN_PASSAGE,
+    UNKNOWN_EVIDENCE,
+    BAD_SENTENCES,
+    NO_EVIDENCE,
+    NO_TASK_VALUE,
+)
 """Why a claimed finding is refused before verification: each error starts so."""
 
 
@@ -61,6 +89,57 @@ class SubagentAnswer(BaseModel):
     )
 
 
+ANSWER_GUIDE = (
+    "Search first. Each finding then points at evidence you were shown: its "
+    "handle and the numbers of the sentences that show it, as "
+    '{"evidence": "E2", "sentences": [3], "values": [1]}. The quote is copied '
+    "from those sentences for you; a claim of your own is optional."
+)
+
+
+def pointing_schema(
+    schema: type[BaseModel], sentence_counts: Sequence[int], values: int
+) -> dict[str, Any]:
+    """`schema`'s JSON schema, its findings able only to point at evidence shown.
+
+    `sentence_counts` holds, for each handle of the ledger (E1, E2, ...), how
+    many sentences its passage has. A server that enforces the schema then
+    lets a finding name only those handles and sentence numbers and, for a
+    task of several values, only their numbers; with no evidence yet, it
+    allows no finding at all.
+    """
+    enforced = json_schema(schema)
+    found = copy.deepcopy(enforced["$defs"][ClaimedFinding.__name__])
+    given = found["properties"]
+    pointer_handles = [handle(n) for n in range(len(sentence_counts))]
+    pointer: dict[str, Any] = {
+        "evidence": given["evidence"] | {"enum": pointer_handles},
+        "sentences": given["sentences"]
+        | {
+            "items": {
+                "type": "integer",
+                "enum": list(range(1, max(sentence_counts, default=1) + 1)),
+            },
+            "minItems": 1,
+        },
+        "claim": given["claim"],
+    }
+    if values > 1:
+        pointer["values"] = given["values"] | {
+            "items": {"type": "integer", "enum": list(range(1, values + 1))}
+        }
+    enforced["$defs"][ClaimedFinding.__name__] = found | {
+        "properties": pointer,
+        "required": ["evidence", "sentences"],
+    }
+    shown = enforced["properties"]
+    if not sentence_counts:
+        shown["findings"] = shown["findings"] | {"maxItems": 0}
+    elif "evidence" in shown:  # a step that may read evidence shown
+        shown["evidence"] = shown["evidence"] | {"enum": ["", *pointer_handles]}
+    return enforced
+
+
 MAX_CITED_IN_BRIEF = 12
 """Cited sources a brief names; searches leave out every cited passage anyway."""
 
@@ -71,11 +150,15 @@ def brief(task: TaskDefinition) -> str:
     A re-delegated task also says what the run already cites and what earlier
     attempts at its values found or why they failed.
     """
-    values = "\n".join(f"- {v}" for v in task.values)
+    if len(task.values) == 1:
+        values = f"Value to cover: {task.values[0]}"
+    else:
+        numbered = "\n".join(f"{n}. {v}" for n, v in enumerate(task.values, 1))
+        values = f"Values to cover (name them by number):\n{numbered}"
     parts = [
         f"Question: {task.question}",
         f"Your facet: {task.brief}",
-        f"Values to cover:\n{values}",
+        values,
         f"Done when: {task.acceptance}",
     ]
     if task.cited:
@@ -88,30 +171,49 @@ def brief(task: TaskDefinition) -> str:
         )
     if task.earlier:
         parts.append("Earlier attempts:\n" + "\n".join(f"- {e}" for e in task.earlier))
-    parts.append(f"Return findings as JSON:\n{schema_instructions(SubagentAnswer)}")
+    parts += [
+        ANSWER_GUIDE,
+        f"Return findings as JSON:\n{schema_instructions(SubagentAnswer)}",
+    ]
     return "\n\n".join(parts)
 
 
 def to_finding(
-    claimed: ClaimedFinding, task: TaskDefinition, kb: KnowledgeBase
+    claimed: ClaimedFinding,
+    task: TaskDefinition,
+    evidence: Sequence[str],
+    kb: KnowledgeBase,
 ) -> Finding | str:
-    """Check a claimed finding against the task and the knowledge base.
+    """Resolve a claimed finding against the task, its evidence ledger and the KB.
 
-    Returns the typed finding, or the reason it was refused.
+    A pointer (handle and sentence numbers) becomes the passage and its exact
+    words; a literal quote is kept as written. Value numbers become the task's
+    values; a task of one value needs none. Returns the typed finding, or why
+    it was refused.
     """
-    passage = kb.passage(claimed.passage_id)
+    if claimed.evidence:
+        passage_id = passage_of(claimed.evidence, evidence)
+        if passage_id is None:
+            return f"{UNKNOWN_EVIDENCE} {claimed.evidence!r}"
+    elif claimed.passage_id:
+        passage_id = passage_of(claimed.passage_id, evidence) or claimed.passage_id
+    else:
+        return NO_EVIDENCE
+    passage = kb.passage(passage_id)
     if passage is None:
-        return f"{UNKNOWN_PASSAGE} {claimed.passage_id!r}"
-    spelled = {normalize_text(v): v for v in task.values}
-    named = (spelled.get(normalize_text(v)) for v in claimed.values)
-    values = tuple(dict.fromkeys(v for v in named if v is not None))
-    if not claimed.values and len(task.values) == 1:
-        values = task.values
+        return f"{UNKNOWN_PASSAGE} {passage_id!r}"
+    quote = claimed.quote
+    if claimed.sentences or not quote:
+        try:
+            quote = pointed_quote(passage.text, claimed.sentences)
+        except ValueError as bad:
+            return f"{BAD_SENTENCES} of {claimed.evidence or passage_id}: {bad}"
+    values = task_values(claimed.values, task)
     if not values:
         return f"{NO_TASK_VALUE}: {claimed.values}"
     return Finding(
-        claim=claimed.claim,
-        quote=claimed.quote,
+        claim=claimed.claim or quote,
+        quote=quote,
         source=passage.source(),
         facet_ids=(task.facet_id,),
         values=values,
@@ -119,14 +221,36 @@ def to_finding(
     )
 
 
+def task_values(named: Sequence[int | str], task: TaskDefinition) -> tuple[str, ...]:
+    """The task's values a finding names, by number or as spelled in the brief.
+
+    A task of one value is what its every finding is about: verification
+    still keeps that value only where the evidence names it.
+    """
+    if len(task.values) == 1:
+        return task.values
+    spelled = {normalize_text(v): v for v in task.values}
+    numbered = dict(enumerate(task.values, 1))
+    chosen = (
+        numbered.get(int(n))
+        if isinstance(n, int) or n.strip().isdigit()
+        else spelled.get(normalize_text(n))
+        for n in named
+    )
+    return tuple(dict.fromkeys(v for v in chosen if v is not None))
+
+
 def check_answer(
-    answer: SubagentAnswer, task: TaskDefinition, kb: KnowledgeBase
+    answer: SubagentAnswer,
+    task: TaskDefinition,
+    evidence: Sequence[str],
+    kb: KnowledgeBase,
 ) -> tuple[list[Finding], list[str]]:
     """The findings of an answer that pass `to_finding`, and why the others did not."""
     findings: list[Finding] = []
     errors: list[str] = []
     for claimed in answer.findings:
-        checked = to_finding(claimed, task, kb)
+        checked = to_finding(claimed, task, evidence, kb)
         if isinstance(checked, str):
             errors.append(checked)
         else:
@@ -137,6 +261,7 @@ def check_answer(
 def answer_output(
     answer: SubagentAnswer,
     task: TaskDefinition,
+    evidence: Sequence[str],
     kb: KnowledgeBase,
     *,
     steps: int,
@@ -148,7 +273,7 @@ def answer_output(
     asked for) failed: its output never held one valid finding. A `note` (why
     it finished early) is kept with the errors.
     """
-    findings, errors = check_answer(answer, task, kb)
+    findings, errors = check_answer(answer, task, evidence, kb)
     output: dict[str, object] = {
         "findings": findings,
         "errors": [*errors, note] if note else errors,

@@ -1,14 +1,15 @@
 """Extractive mode: a subagent calls the same tools by fixed rules, no model.
 
 For each value it searches, reads the passages that carry most of the
-question's and the value's words, and quotes their best sentences, until its
-budget of tool calls or time is nearly spent.
+question's and the value's words, and points at their best sentences, until
+its budget of tool calls or time is nearly spent. Its findings go through the
+same contract as a model's (`subagents.contract`): evidence handles and
+sentence numbers, which code resolves into quotes.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -18,26 +19,26 @@ from langgraph.graph.state import CompiledStateGraph
 from runtime.kb import KnowledgeBase, terms
 from state.agents import AgentManifest
 from state.denials import Denial
-from state.findings import Finding
 from state.tasks import TaskDefinition
 from subagents.budget import wrap_up_reason, wrapped_up
+from subagents.contract import ClaimedFinding, SubagentAnswer, check_answer
+from subagents.evidence import Excerpt, handle, record
 from subagents.gates import Gates
-from subagents.reading import best_sentences, idf_weights, quoted_findings
+from subagents.reading import best_sentences, idf_weights
 from subagents.registry import DefinitionError
 from subagents.state import AgentInput, AgentOutput, AgentState
-from subagents.tools import call_tool, make_tools
+from subagents.tools import SNIPPET_CHARS, call_tool, make_tools
 
 PASSAGES_READ_PER_VALUE = 3
-Hit = dict[str, str]
-"""A search hit as the `search` tool returns it: passage_id, title, section, text."""
 
 
 @dataclass
 class Reading:
-    """One task's reading: its task, its tool calls so far, what gates refused."""
+    """One task's reading: its task, tool calls so far, ledger, what gates refused."""
 
     task: TaskDefinition
     log: list[AnyMessage] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
     denials: list[Denial] = field(default_factory=list)
 
 
@@ -57,34 +58,41 @@ def build_extractive_agent(
         )
     call_ids = itertools.count()
 
-    def call(name: str, args: dict[str, object], run: Reading) -> str:
-        """Call a tool as a model would, gated, logging the request and the answer."""
+    def call(name: str, args: dict[str, object], run: Reading) -> list[Excerpt]:
+        """Call a tool as a model would, gated, logging the request and the answer.
+
+        What it showed is numbered into the task's ledger, as for a model.
+        """
         call_id = f"call_{next(call_ids)}"
-        denial = gates.check(run.task, name, args, run.log)
+        denial = gates.check(run.task, name, args, run.evidence)
+        excerpts: list[Excerpt] = []
         if denial is not None:
             run.denials.append(denial)
             output = denial.message()
         else:
-            output = call_tool(tools[name], args, run.task)
+            state = {"task": run.task, "evidence": run.evidence}
+            message = call_tool(tools[name], args, state, call_id)
+            excerpts = message.artifact or []
+            output, new = record(run.evidence, excerpts)
+            run.evidence += new
         run.log.append(
             AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
         )
         run.log.append(ToolMessage(output, tool_call_id=call_id, name=name))
-        return output if denial is None else "null"
+        return excerpts
 
-    def search(value: str, run: Reading) -> list[Hit]:
+    def search(value: str, run: Reading) -> list[Excerpt]:
         """Hits on `value`'s own pages for the question, else on its words alone."""
         query = {"query": f"{value} {run.task.question}", "k": 10}
-        hits = _about(value, json.loads(call("search", query, run)) or [])
+        hits = _about(value, call("search", query, run))
         if hits:
             return hits
-        exact = {"query": value, "k": 10, "match_all": True}
-        return list(json.loads(call("search", exact, run)) or [])
+        return call("search", {"query": value, "k": 10, "match_all": True}, run)
 
     def research(state: AgentState) -> dict[str, object]:
         task = state["task"]
         run = Reading(task)
-        findings: list[Finding] = []
+        claimed: list[ClaimedFinding] = []
         errors: list[str] = []
         for at, value in enumerate(task.values):
             if reason := wrap_up_reason(state, tool_calls=len(run.log) // 2):
@@ -92,24 +100,29 @@ def build_extractive_agent(
                 errors.append(f"{wrapped_up(reason)}; not searched: {left}")
                 break
             weights = idf_weights(kb, [*terms(task.question), *terms(value)])
-            hits = search(value, run)
             read = []
-            for hit in _best_hits(hits, weights, PASSAGES_READ_PER_VALUE):
-                passage = json.loads(
-                    call("read", {"passage_id": hit["passage_id"]}, run)
+            for hit in _best_hits(search(value, run), weights, PASSAGES_READ_PER_VALUE):
+                shown = run.evidence.index(hit["passage_id"])
+                for passage in call("read", {"handle": handle(shown)}, run):
+                    read.append((passage["passage_id"], passage["sentences"]))
+            claimed += [
+                ClaimedFinding(
+                    evidence=handle(run.evidence.index(extract.passage_id)),
+                    sentences=[extract.number],
+                    values=[at + 1],
+                    confidence=round(extract.matched, 3),
                 )
-                if passage and "text" in passage:
-                    read.append((passage["passage_id"], passage["text"]))
-            extracts = best_sentences(read, weights, findings_per_value)
-            findings += quoted_findings(
-                extracts, kb, facet_id=task.facet_id, values=(value,)
-            )
+                for extract in best_sentences(read, weights, findings_per_value)
+            ]
+        answer = SubagentAnswer.model_construct(findings=claimed)
+        findings, refused = check_answer(answer, task, run.evidence, kb)
         return {
             "messages": run.log,
             "findings": findings,
-            "errors": errors,
+            "errors": errors + refused,
             "steps": len(run.log),
             "denials": run.denials,
+            "evidence": run.evidence,
         }
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
@@ -119,17 +132,17 @@ def build_extractive_agent(
     return builder.compile(name=manifest.agent_id, checkpointer=False)
 
 
-def _about(value: str, hits: list[Hit]) -> list[Hit]:
+def _about(value: str, hits: list[Excerpt]) -> list[Excerpt]:
     """The hits whose title and section hold every word of `value`."""
     wanted = set(terms(value))
     return [h for h in hits if wanted <= set(terms(f"{h['title']} {h['section']}"))]
 
 
-def _best_hits(hits: list[Hit], weights: dict[str, float], n: int) -> list[Hit]:
-    """The `n` search hits whose snippets carry most query weight."""
+def _best_hits(hits: list[Excerpt], weights: dict[str, float], n: int) -> list[Excerpt]:
+    """The `n` search hits whose openings carry most query weight."""
 
-    def weight(hit: Hit) -> float:
-        words = set(terms(hit["text"]))
+    def weight(hit: Excerpt) -> float:
+        words = set(terms(" ".join(hit["sentences"])[:SNIPPET_CHARS]))
         return sum(w for t, w in weights.items() if t in words)
 
     return sorted(hits, key=lambda h: (-weight(h), h["passage_id"]))[:n]

@@ -1,8 +1,8 @@
 """Gates: deterministic checks every tool call passes before it runs.
 
 In order: the agent's allow-list, its deny-list, the dangerous-tool rule, the
-prerequisite rule (`read` only a passage an earlier `search` of the same
-subagent returned), then the user's own gates named in the context. The first
+prerequisite rule (`read` only evidence an earlier `search` of the same
+subagent showed), then the user's own gates named in the context. The first
 gate that objects denies the call: the subagent gets a tool message saying why,
 nothing raises, and its result records the denial (a GATE event). A dangerous
 tool is denied unless the configuration approves it; with
@@ -16,22 +16,19 @@ import functools
 import importlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 from runtime.reliability import shorten
 from state.agents import AgentManifest
 from state.denials import Denial
 from state.tasks import TaskDefinition
-from subagents.tools import DANGEROUS_TOOLS, tool_result
+from subagents.evidence import passage_of
+from subagents.tools import DANGEROUS_TOOLS
 
 GATE_PACKAGES_ENV = "DELEGATOR_GATE_PACKAGES"
 """Top-level packages whose callables the context may name as gates."""
-SEARCH_RESULT = tool_result("search", "")
-"""How the json protocol hands a search result back to its model."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +40,8 @@ class ToolCallCheck:
         task: The task it works on.
         tool: The tool it asks for.
         args: The arguments it gives.
-        found: The passage ids its earlier searches returned.
+        found: The passage ids its earlier searches showed.
+        evidence: Those passages in the order of their handles (E1, E2, ...).
     """
 
     agent: AgentManifest
@@ -51,6 +49,7 @@ class ToolCallCheck:
     tool: str
     args: Mapping[str, Any]
     found: frozenset[str]
+    evidence: tuple[str, ...] = ()
 
 
 Gate = Callable[[ToolCallCheck], str | None]
@@ -72,10 +71,12 @@ def deny_list(call: ToolCallCheck) -> str | None:
 
 
 def read_after_search(call: ToolCallCheck) -> str | None:
-    """`read` only a passage that an earlier search of this subagent returned."""
-    if call.tool != "read" or str(call.args.get("passage_id")) in call.found:
+    """`read` only evidence that an earlier search of this subagent showed."""
+    if call.tool != "read":
         return None
-    return "read only a passage_id that one of your searches returned"
+    if passage_of(str(call.args.get("handle")), call.evidence) is not None:
+        return None
+    return "read only the handle (E1, E2, ...) of a passage one of your searches showed"
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,14 @@ class Gates:
         task: TaskDefinition,
         tool: str,
         args: Mapping[str, Any],
-        messages: Iterable[AnyMessage],
+        evidence: Sequence[str],
     ) -> Denial | None:
-        """The first gate's denial of this call, or None if every gate lets it by."""
-        call = ToolCallCheck(self.agent, task, tool, args, passages_found(messages))
+        """The first gate's denial of this call, or None if every gate lets it by.
+
+        `evidence` is the subagent's ledger: the passages its tools showed.
+        """
+        shown = tuple(evidence)
+        call = ToolCallCheck(self.agent, task, tool, args, frozenset(shown), shown)
         for rule, gate in self.chain:
             reason = gate(call)
             if reason is not None:
@@ -134,26 +139,6 @@ class Gates:
                     and self.policy.dangerous == "ask",
                 )
         return None
-
-
-def passages_found(messages: Iterable[AnyMessage]) -> frozenset[str]:
-    """The passage ids that the searches in a subagent's messages returned."""
-    found: set[str] = set()
-    for message in messages:
-        text = str(message.content)
-        if isinstance(message, ToolMessage) and message.name == "search":
-            payload = text
-        elif isinstance(message, HumanMessage) and text.startswith(SEARCH_RESULT):
-            payload = text.removeprefix(SEARCH_RESULT)
-        else:
-            continue
-        try:
-            hits = json.loads(payload)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(hits, list):
-            found |= {str(h["passage_id"]) for h in hits if isinstance(h, dict)}
-    return frozenset(found)
 
 
 class GateConfigError(ValueError):

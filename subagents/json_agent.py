@@ -9,7 +9,7 @@ step that still does not validate after one repair turn fails the task.
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
@@ -28,7 +28,9 @@ from subagents.contract import (
     SubagentAnswer,
     answer_output,
     invalid_output,
+    pointing_schema,
 )
+from subagents.evidence import Excerpt, record, sentence_counts
 from subagents.gates import Gates
 from subagents.llm_agent import FINISH_PROMPT
 from subagents.state import AgentInput, AgentOutput, AgentState
@@ -37,8 +39,10 @@ from subagents.tools import call_tool, make_tools, tool_result
 STEP_PROMPT = (
     "Answer with one JSON object for your next step: "
     '{"action": "search", "query": "..."} to search, '
-    '{"action": "read", "passage_id": "..."} to read a passage that a search '
-    'returned, or {"action": "finish", "findings": [...]} when you are done.'
+    '{"action": "read", "evidence": "E1"} to read every sentence of evidence a '
+    'search showed, or {"action": "finish", "findings": [{"evidence": "E1", '
+    '"sentences": [2]}]} when you are done: each finding points at the evidence '
+    "and the sentence numbers that show it."
 )
 
 
@@ -51,15 +55,15 @@ class SubagentStep(BaseModel):
     query: str = Field(
         default="", max_length=120, description="For search: a few keywords."
     )
-    passage_id: str = Field(
+    evidence: str = Field(
         default="",
-        max_length=120,
-        description="For read: the passage_id of a search result.",
+        max_length=40,
+        description="For read: the handle of evidence a search showed (E1, ...).",
     )
     findings: list[ClaimedFinding] = Field(
         default_factory=list,
         max_length=MAX_FINDINGS,
-        description="For finish: findings with quotes copied from passages read.",
+        description="For finish: findings, each pointing at evidence shown.",
     )
 
 
@@ -86,7 +90,9 @@ def build_json_agent(
         messages = [*state["messages"], HumanMessage(STEP_PROMPT)]
         steps = len(state["messages"]) - 2
         try:
-            chosen, usage = await ainvoke_structured(model, messages, SubagentStep)
+            chosen, usage = await ainvoke_structured(
+                model, messages, SubagentStep, enforce=pointing(SubagentStep, state)
+            )
         except ModelOutputError as invalid:
             return Command(update=invalid_output(invalid, steps), goto="__end__")
         said = AIMessage(chosen.model_dump_json(exclude_defaults=True))
@@ -95,6 +101,7 @@ def build_json_agent(
                 answer_output,
                 SubagentAnswer(findings=chosen.findings),
                 state["task"],
+                state["evidence"],
                 kb,
                 steps=steps + 1,
             )
@@ -102,20 +109,34 @@ def build_json_agent(
         args = (
             {"query": chosen.query}
             if chosen.action == "search"
-            else {"passage_id": chosen.passage_id}
+            else {"handle": chosen.evidence}
         )
         update: dict[str, object] = {"tokens": usage.tokens}
-        denial = gates.check(state["task"], chosen.action, args, state["messages"])
+        denial = gates.check(state["task"], chosen.action, args, state["evidence"])
         if denial is None:
-            result = await asyncio.to_thread(run_tool, chosen.action, args, state)
+            result, update["evidence"] = await asyncio.to_thread(
+                run_tool, chosen.action, args, state
+            )
         else:
             result, update["denials"] = denial.message(), [denial]
-        update["messages"] = [said, HumanMessage(result)]
+        update["messages"] = [said, HumanMessage(tool_result(chosen.action, result))]
         room_for_a_turn = state["remaining_steps"] > 2
         return Command(update=update, goto="step" if room_for_a_turn else "finish")
 
-    def run_tool(action: str, args: dict[str, str], state: AgentState) -> str:
-        return tool_result(action, call_tool(tools[action], args, state["task"]))
+    def run_tool(
+        action: str, args: dict[str, str], state: AgentState
+    ) -> tuple[str, list[str]]:
+        """The tool's output, its evidence numbered, and the passages new to it."""
+        call_id = f"step_{len(state['messages'])}"
+        message = call_tool(tools[action], args, state, call_id)
+        excerpts: list[Excerpt] = message.artifact or []
+        if not excerpts:
+            return str(message.content), []
+        return record(state["evidence"], excerpts)
+
+    def pointing(schema: type[BaseModel], state: AgentState) -> dict[str, Any]:
+        counts = sentence_counts(state["evidence"], kb)
+        return pointing_schema(schema, counts, len(state["task"].values))
 
     async def finish(state: AgentState) -> dict[str, object]:
         reason = spent(state)
@@ -123,12 +144,20 @@ def build_json_agent(
         messages = [*state["messages"], HumanMessage(finish)]
         steps = len(state["messages"]) - 2
         try:
-            answer, _ = await ainvoke_structured(model, messages, SubagentAnswer)
+            answer, _ = await ainvoke_structured(
+                model, messages, SubagentAnswer, enforce=pointing(SubagentAnswer, state)
+            )
         except ModelOutputError as invalid:
             return invalid_output(invalid, steps)
         note = wrapped_up(reason) if reason else None
         return await asyncio.to_thread(
-            answer_output, answer, state["task"], kb, steps=steps, note=note
+            answer_output,
+            answer,
+            state["task"],
+            state["evidence"],
+            kb,
+            steps=steps,
+            note=note,
         )
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)

@@ -40,17 +40,24 @@ from runtime.structured import (
 from state.agents import AgentManifest
 from state.usage import Usage
 from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
-from subagents.contract import SubagentAnswer, answer_output, invalid_output
+from subagents.contract import (
+    SubagentAnswer,
+    answer_output,
+    invalid_output,
+    pointing_schema,
+)
+from subagents.evidence import Excerpt, record, sentence_counts
 from subagents.gates import Gates
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
 
 FINISH_PROMPT = (
-    "Stop searching now. Report what you found as one JSON object, with quotes "
-    "copied verbatim from the passages you read."
+    "Stop searching now. Report what you found as one JSON object: each finding "
+    "names the evidence handle (E1, E2, ...) and the numbers of its sentences "
+    "that show it."
 )
-STEPS_PER_TURN = 2
-"""A turn is a model step and a tool step."""
+STEPS_PER_TURN = 3
+"""A turn is a model step, a tool step and the step that numbers the evidence."""
 _ARGUMENT_KEYS = ("arguments", "args", "parameters")
 
 
@@ -132,7 +139,7 @@ def build_llm_agent(
     ) -> ToolMessage | Command[Any]:
         call, state = request.tool_call, request.state
         denial = gates.check(
-            state["task"], call["name"], call["args"], state["messages"]
+            state["task"], call["name"], call["args"], state["evidence"]
         )
         if denial is None:
             return await execute(request)
@@ -170,6 +177,22 @@ def build_llm_agent(
             return Command(update=turn, goto=after_agent(after))
         return Command(update=turn | await answer(after), goto=END)
 
+    def evidence(state: AgentState) -> dict[str, object]:
+        """Number what the tools just showed, and record it in the ledger."""
+        since = max(
+            (n for n, m in enumerate(state["messages"]) if isinstance(m, AIMessage)),
+            default=0,
+        )
+        ledger, numbered = list(state["evidence"]), []
+        for message in state["messages"][since + 1 :]:
+            if isinstance(message, ToolMessage) and message.artifact:
+                excerpts: list[Excerpt] = message.artifact
+                text, new = record(ledger, excerpts)
+                ledger += new
+                numbered.append(message.model_copy(update={"content": text}))
+        added = ledger[len(state["evidence"]) :]
+        return {"messages": numbered, "evidence": added}
+
     def after_tools(state: AgentState) -> Literal["agent", "answer"]:
         room_for_a_turn = state["remaining_steps"] > STEPS_PER_TURN + 1
         return "agent" if room_for_a_turn and spent(state) is None else "answer"
@@ -190,7 +213,9 @@ def build_llm_agent(
                 given = parse(SubagentAnswer, last)
             else:
                 ask = [*messages, HumanMessage(finish)]
-                given, _ = await ainvoke_structured(model, ask, SubagentAnswer)
+                given, _ = await ainvoke_structured(
+                    model, ask, SubagentAnswer, enforce=pointing(state)
+                )
         except OutputParserException as err:
             correct = HumanMessage(
                 "Your reply was neither a tool call nor a valid answer "
@@ -198,7 +223,11 @@ def build_llm_agent(
             )
             try:
                 given, _ = await ainvoke_structured(
-                    model, [*messages, correct], SubagentAnswer, repairs=0
+                    model,
+                    [*messages, correct],
+                    SubagentAnswer,
+                    repairs=0,
+                    enforce=pointing(state),
                 )
             except ModelOutputError as invalid:
                 return invalid_output(invalid, steps)
@@ -206,15 +235,27 @@ def build_llm_agent(
             return invalid_output(invalid, steps)
         note = wrapped_up(reason) if reason else None
         return await asyncio.to_thread(
-            answer_output, given, state["task"], kb, steps=steps, note=note
+            answer_output,
+            given,
+            state["task"],
+            state["evidence"],
+            kb,
+            steps=steps,
+            note=note,
         )
+
+    def pointing(state: AgentState) -> dict[str, Any]:
+        counts = sentence_counts(state["evidence"], kb)
+        return pointing_schema(SubagentAnswer, counts, len(state["task"].values))
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node("agent", agent, destinations=("tools", "answer", END))
     builder.add_node("tools", ToolNode(tools, awrap_tool_call=gated))
+    builder.add_node("evidence", evidence)
     builder.add_node("answer", answer)
     builder.add_edge(START, "agent")
-    builder.add_conditional_edges("tools", after_tools)
+    builder.add_edge("tools", "evidence")
+    builder.add_conditional_edges("evidence", after_tools)
     builder.add_edge("answer", END)
     compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
     return compiled.with_config(recursion_limit=recursion_limit(manifest.max_turns))

@@ -7,35 +7,33 @@ these; they are quotes by construction.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from runtime.kb import KnowledgeBase, stem, stems
 from state.findings import Finding
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“'(\[]?[A-Z0-9])|\n+")
 MIN_SENTENCE_CHARS = 40
 MAX_SENTENCE_CHARS = 600
 
 
 @dataclass(frozen=True)
 class Extract:
-    """A sentence cut from a passage, with how well it matches the query terms."""
+    """A sentence cut from a passage, with how well it matches the query terms.
+
+    Attributes:
+        passage_id: The passage.
+        sentence: The sentence, verbatim.
+        number: Its number in the passage (`runtime.sentences`), from 1.
+        score: The query weight it carries.
+        matched: That weight's share of the query's.
+    """
 
     passage_id: str
     sentence: str
+    number: int
     score: float
     matched: float
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of `text`, each verbatim, of useful length."""
-    return [
-        s.strip()
-        for s in _SENTENCE_END.split(text)
-        if MIN_SENTENCE_CHARS <= len(s.strip()) <= MAX_SENTENCE_CHARS
-    ]
 
 
 def idf_weights(kb: KnowledgeBase, words: Iterable[str]) -> dict[str, float]:
@@ -45,24 +43,29 @@ def idf_weights(kb: KnowledgeBase, words: Iterable[str]) -> dict[str, float]:
 
 
 def best_sentences(
-    passages: Iterable[tuple[str, str]], weights: dict[str, float], n: int
+    passages: Iterable[tuple[str, Sequence[str]]], weights: dict[str, float], n: int
 ) -> list[Extract]:
     """The `n` sentences that carry most query weight, at most one per passage.
 
-    `passages` are (passage_id, text) pairs, already chosen as relevant: a
-    passage none of whose sentences carries query words still gives its first
-    sentence, which states its topic. Ties go to the earlier passage.
+    `passages` are (passage_id, its sentences) pairs, already chosen as
+    relevant: a passage none of whose sentences carries query words still
+    gives its first sentence of useful length, which states its topic. Ties go
+    to the earlier passage.
     """
     stemmed = {stem(t): w for t, w in weights.items()}
     total = sum(stemmed.values()) or 1.0
     best: dict[str, Extract] = {}
-    for passage_id, text in passages:
-        for sentence in split_sentences(text):
+    for passage_id, sentences in passages:
+        for number, sentence in enumerate(sentences, 1):
+            if not MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS:
+                continue
             words = stems(sentence)
             score = sum(w for t, w in stemmed.items() if t in words)
             current = best.get(passage_id)
             if current is None or score > current.score:
-                best[passage_id] = Extract(passage_id, sentence, score, score / total)
+                best[passage_id] = Extract(
+                    passage_id, sentence, number, score, score / total
+                )
     return sorted(best.values(), key=lambda e: -e.score)[:n]
 
 

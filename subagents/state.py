@@ -26,12 +26,14 @@ class AgentInput(TypedDict):
         task: The task it works on.
         budget: Its token, time and tool-call envelope.
         started_at: When it started (seconds since the epoch), for its budget.
+        evidence: Its evidence ledger, empty: no passage shown yet.
     """
 
     messages: list[AnyMessage]
     task: TaskDefinition
     budget: Budget
     started_at: float
+    evidence: list[str]
 
 
 def agent_input(
@@ -43,6 +45,7 @@ def agent_input(
         "task": task,
         "budget": budget or task.budget,
         "started_at": time.time(),
+        "evidence": [],
     }
 
 
@@ -77,6 +80,8 @@ class AgentState(TypedDict):
         budget: Its token, time and tool-call envelope.
         started_at: When it started (seconds since the epoch).
         tokens: Model tokens spent so far.
+        evidence: Its ledger: the passages its tools showed, in handle order
+            (E1 is the first); only code appends to it.
         denials: Tool calls its gates refused.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
@@ -86,6 +91,7 @@ class AgentState(TypedDict):
     budget: Budget
     started_at: float
     tokens: Annotated[int, operator.add]
+    evidence: Annotated[list[str], operator.add]
     denials: Annotated[list[Denial], operator.add]
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]

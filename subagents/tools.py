@@ -1,7 +1,10 @@
 """The tools subagents may call: search and read the knowledge base, fetch a page.
 
-Each call sees the subagent's task (LangGraph's `InjectedState`, hidden from
-the model): a search leaves out the passages the run has already cited.
+Each call sees the subagent's task and evidence ledger (LangGraph's
+`InjectedState`, hidden from the model): a search leaves out the passages the
+run has already cited, and `read` takes the handle of a passage shown. What
+`search` and `read` show comes back as their tool message's artifact
+(`subagents.evidence.Excerpt`), which code numbers before a model sees it.
 `web_fetch` reaches outside the knowledge base, so it is dangerous: the gates
 deny it unless the configuration approves it (see `subagents.gates`).
 """
@@ -13,11 +16,13 @@ from collections.abc import Mapping
 from typing import Annotated
 
 import httpx
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import InjectedState
 
 from runtime.kb import KnowledgeBase, Passage
 from state.tasks import TaskDefinition
+from subagents.evidence import Excerpt, excerpt, passage_of
 
 SNIPPET_CHARS = 500
 FETCH_CHARS = 4000
@@ -31,8 +36,9 @@ DELEGATING_TOOLS = frozenset(
 )
 """Tool names that hand work to another agent: no subagent may have one."""
 Task = Annotated[TaskDefinition, InjectedState("task")]
-TAKES_TASK = frozenset({"search"})
-"""Tools given the task (`Task`, injected), not only the model's arguments."""
+Ledger = Annotated[list[str], InjectedState("evidence")]
+INJECTED = {"search": "task", "read": "evidence"}
+"""Tools given part of the subagent's state (injected), by the key they take."""
 
 
 def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
@@ -40,8 +46,8 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
 
     def search(  # noqa: D417 - `task` is injected, not the model's to give
         query: str, task: Task, k: int = 5, match_all: bool = False
-    ) -> str:
-        """Search the knowledge base; returns passages with ids and snippets.
+    ) -> tuple[str, list[Excerpt]]:
+        """Search the knowledge base; shows passages and their best sentences.
 
         Args:
             query: Keywords to look for.
@@ -54,20 +60,25 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             op="AND" if match_all else "OR",
             exclude={s.passage_id for s in task.cited},
         )
-        return json.dumps(
-            [_describe(p, SNIPPET_CHARS) for p in hits], ensure_ascii=False
-        )
+        found = [_describe(p, SNIPPET_CHARS) for p in hits]
+        return json.dumps(found, ensure_ascii=False), [excerpt(p, query) for p in hits]
 
-    def read(passage_id: str) -> str:
-        """Read the full text of one passage.
+    def read(  # noqa: D417 - `evidence` is injected, not the model's to give
+        handle: str, evidence: Ledger
+    ) -> tuple[str, list[Excerpt]]:
+        """Read every sentence of one passage a search showed.
 
         Args:
-            passage_id: The passage_id of a passage that `search` returned.
+            handle: The handle of a passage a search showed (E1, E2, ...).
         """
-        passage = kb.passage(passage_id)
+        passage_id = passage_of(handle, evidence)
+        passage = kb.passage(passage_id) if passage_id else None
         if passage is None:
-            return json.dumps({"error": f"no passage {passage_id!r}"})
-        return json.dumps(_describe(passage, None), ensure_ascii=False)
+            error = f"no evidence {handle!r}: read a handle a search showed"
+            return json.dumps({"error": error}), []
+        return json.dumps(_describe(passage, None), ensure_ascii=False), [
+            excerpt(passage)
+        ]
 
     def web_fetch(url: str) -> str:
         """Fetch a web page's text (http or https).
@@ -85,14 +96,29 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             {"url": url, "status": reply.status_code, "text": reply.text[:FETCH_CHARS]}
         )
 
-    tools = (search, read, web_fetch)
-    return {f.__name__: StructuredTool.from_function(f) for f in tools}
+    shown = {
+        f.__name__: StructuredTool.from_function(
+            f, response_format="content_and_artifact"
+        )
+        for f in (search, read)
+    }
+    return {**shown, "web_fetch": StructuredTool.from_function(web_fetch)}
 
 
-def call_tool(tool: BaseTool, args: Mapping[str, object], task: TaskDefinition) -> str:
-    """Call a tool outside a ToolNode, injecting the task where the tool takes it."""
-    given = {**args, "task": task} if tool.name in TAKES_TASK else dict(args)
-    return str(tool.invoke(given))
+def call_tool(
+    tool: BaseTool,
+    args: Mapping[str, object],
+    state: Mapping[str, object],
+    call_id: str,
+) -> ToolMessage:
+    """Call a tool outside a ToolNode, injecting the state it takes, as a message."""
+    given = dict(args)
+    if tool.name in INJECTED:
+        given[INJECTED[tool.name]] = state[INJECTED[tool.name]]
+    call = {"type": "tool_call", "name": tool.name, "args": given, "id": call_id}
+    message = tool.invoke(call)
+    assert isinstance(message, ToolMessage)
+    return message
 
 
 def tool_result(tool: str, output: str) -> str:

@@ -50,9 +50,25 @@ def scripted(*answers: str | dict[str, Any]) -> Scripted:
 
 
 def values_in_brief(brief: str) -> list[str]:
-    """The values a subagent brief lists under 'Values to cover:'."""
-    block = brief.split("Values to cover:\n", 1)[1].split("\n\n", 1)[0]
-    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+    """The values a subagent brief asks to cover, in the order it numbers them."""
+    if "Value to cover: " in brief:
+        return [brief.split("Value to cover: ", 1)[1].split("\n", 1)[0]]
+    block = brief.split("(name them by number):\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split(". ", 1)[1] for line in block.splitlines()]
+
+
+_SHOWN = re.compile(r"^(E\d+): |^\[(\d+)\] (.*)$", re.MULTILINE)
+
+
+def evidence_shown(text: str) -> list[tuple[str, int, str]]:
+    """The sentences a tool result shows: (handle, number, sentence), in order."""
+    shown, current = [], ""
+    for m in _SHOWN.finditer(text):
+        if m.group(1):
+            current = m.group(1)
+        else:
+            shown.append((current, int(m.group(2)), m.group(3)))
+    return shown
 
 
 class AnsweringModel(BaseChatModel):
@@ -83,7 +99,7 @@ class AnsweringModel(BaseChatModel):
 
 
 class FakeResearcher(AnsweringModel):
-    """Searches once per value, then quotes the first sentence of each top hit.
+    """Searches once per value, then points at the first sentence each search shows.
 
     `report` replaces the final JSON (to test malformed output); `delay` makes
     the searching turn wait and `report_delay` the final answer; `fail` makes it
@@ -133,17 +149,17 @@ class FakeResearcher(AnsweringModel):
         if self.report is not None:
             return AIMessage(self.report, usage_metadata=USAGE)
         findings = []
-        for value, result in zip(values, results, strict=False):
-            hits = json.loads(str(result.content))
-            if not hits:
+        for number, (value, result) in enumerate(zip(values, results, strict=False)):
+            shown = evidence_shown(str(result.content))
+            if not shown:
                 continue
-            sentence = re.split(r"(?<=[.!?])\s+", hits[0]["text"])[0]
+            handle, sentence_number, sentence = shown[0]
             findings.append(
                 {
+                    "evidence": handle,
+                    "sentences": [sentence_number],
                     "claim": f"{value}: {sentence}",
-                    "quote": sentence,
-                    "passage_id": hits[0]["passage_id"],
-                    "values": [value],
+                    "values": [number + 1],
                     "confidence": 0.9,
                 }
             )

@@ -63,27 +63,18 @@ class Obedient(AnsweringModel):
         done = [m for m in messages if isinstance(m, ToolMessage)]
         called = {m.name for m in done}
         if self.read_first and not done:
-            return call("read", passage_id=f"{value}#0")
+            return call("read", handle="E1")
         if "search" not in called:
             return call("search", query=value)
+        searched = next(str(m.content) for m in done if m.name == "search")
+        if "read" not in called and not searched.startswith("Denied"):
+            return call("read", handle="E1")
         asked = INSTRUCTION.search(" ".join(str(m.content) for m in done))
         if asked and asked.group(1) not in called:
             return call(asked.group(1), url=asked.group(2).rstrip("."))
-        found = next(str(m.content) for m in done if m.name == "search")
-        if found.startswith("Denied"):
+        if searched.startswith("Denied"):
             return AIMessage('{"findings": []}', usage_metadata=USAGE)
-        hits = json.loads(found)
-        sentence = hits[0]["text"].split(". ")[0] + "."
-        answer = {
-            "findings": [
-                {
-                    "claim": sentence,
-                    "quote": sentence,
-                    "passage_id": hits[0]["passage_id"],
-                    "values": [value],
-                }
-            ]
-        }
+        answer = {"findings": [{"evidence": "E1", "sentences": [1]}]}
         return AIMessage(json.dumps(answer), usage_metadata=USAGE)
 
 

@@ -30,7 +30,7 @@ TASK = TaskDefinition(
     acceptance="a quoted finding",
 )
 SEARCH = {"action": "search", "query": "AI music"}
-READ = {"action": "read", "passage_id": "AI_in_music#0"}
+READ = {"action": "read", "evidence": "E1"}
 FINISH = {
     "action": "finish",
     "findings": [
@@ -64,6 +64,14 @@ def test_search_read_finish(creative_kb: str) -> None:
     assert [f.quote for f in out["findings"]] == [QUOTE]
     assert out["steps"] == 5  # two steps and their results, then the finish
     assert out.get("failure") is None
+
+
+def test_a_finding_that_points_gets_its_quote_from_code(creative_kb: str) -> None:
+    pointing = {"action": "finish", "findings": [{"evidence": "E1", "sentences": [1]}]}
+    out = run(scripted(SEARCH, READ, pointing), creative_kb)
+    (finding,) = out["findings"]
+    assert finding.source.passage_id == "AI_in_music#0"
+    assert finding.quote == finding.claim == QUOTE
 
 
 def test_turns_stop_at_max_turns_then_it_must_finish(creative_kb: str) -> None:

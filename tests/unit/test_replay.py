@@ -28,6 +28,7 @@ from tests.openai_replay import (
     role_of,
     sequence,
 )
+from tests.unit.fakes import evidence_shown, values_in_brief
 
 DISASTERS = (
     "Which natural disasters and severe weather events struck in 2022 and 2023, "
@@ -141,7 +142,7 @@ def test_a_direct_answer_to_a_broad_question_is_turned_into_delegation(
 
     def subagent(body: dict[str, Any]) -> Reply:
         brief = body["messages"][1]["content"]
-        value = brief.split("Values to cover:\n- ", 1)[1].split("\n", 1)[0]
+        (value,) = values_in_brief(brief)
         good = value.casefold().startswith("flood")
         finding = {
             "claim": quote if good else "It was bad.",
@@ -218,14 +219,8 @@ def test_prose_text_tool_calls_and_runaway_output(
                 return Reply(
                     content=f"I will search.\n```json\n{json.dumps(call)}\n```"
                 )
-            hit = json.loads(turns[0]["content"])[0]
-            sentence = hit["text"].split(". ")[0].rstrip("…")
-            finding = {
-                "claim": sentence,
-                "quote": sentence,
-                "passage_id": hit["passage_id"],
-                "values": ["Storm Eunice"],
-            }
+            handle, number, _ = evidence_shown(turns[0]["content"])[0]
+            finding = {"evidence": handle, "sentences": [number]}
             return Reply(content=json.dumps({"findings": [finding]}))
         if any("neither a tool call" in str(m["content"]) for m in body["messages"]):
             return Reply(content=runaway, finish_reason="length")

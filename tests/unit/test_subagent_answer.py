@@ -1,10 +1,24 @@
-"""A subagent's claimed findings are checked against its task and the corpus."""
+"""A subagent's claimed findings, resolved against its task, ledger and corpus."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from runtime.kb import KnowledgeBase
 from state.tasks import TaskDefinition
-from subagents.contract import ClaimedFinding, to_finding
+from subagents.contract import (
+    BAD_SENTENCES,
+    NO_EVIDENCE,
+    UNKNOWN_EVIDENCE,
+    ClaimedFinding,
+    SubagentAnswer,
+    pointing_schema,
+    refusal_reason,
+    to_finding,
+)
+from subagents.evidence import passage_of, pointed_quote
 
 TASK = TaskDefinition(
     task_id="t",
@@ -16,6 +30,15 @@ TASK = TaskDefinition(
     values=("music", "film"),
     acceptance="a quoted finding per value",
 )
+LEDGER = ["AI_in_film#0", "AI_in_music#0"]
+"""E1 is the film passage, E2 the music passage."""
+COMPOSE = (
+    "Music generators compose full songs, including vocals, from a text description."
+)
+SUED = (
+    "Record labels sued music generator companies over training on copyrighted "
+    "recordings."
+)
 
 
 def report(passage_id: str, *values: str) -> ClaimedFinding:
@@ -26,7 +49,8 @@ def report(passage_id: str, *values: str) -> ClaimedFinding:
 
 def test_values_match_whatever_their_case_and_spacing(creative_kb: str) -> None:
     kb = KnowledgeBase(creative_kb)
-    finding = to_finding(report("AI_in_music#0", " Music", "FILM ", "music"), TASK, kb)
+    claimed = report("AI_in_music#0", " Music", "FILM ", "music")
+    finding = to_finding(claimed, TASK, [], kb)
     assert not isinstance(finding, str)
     assert finding.values == ("music", "film")
     assert finding.facet_ids == ("f1",)
@@ -35,15 +59,92 @@ def test_values_match_whatever_their_case_and_spacing(creative_kb: str) -> None:
 
 def test_unknown_passage_and_foreign_values_are_refused(creative_kb: str) -> None:
     kb = KnowledgeBase(creative_kb)
-    assert to_finding(report("AI_in_music#99", "music"), TASK, kb) == (
+    assert to_finding(report("AI_in_music#99", "music"), TASK, [], kb) == (
         "unknown passage 'AI_in_music#99'"
     )
-    refused = to_finding(report("AI_in_music#0", "painting"), TASK, kb)
+    refused = to_finding(report("AI_in_music#0", "painting"), TASK, [], kb)
     assert isinstance(refused, str) and "none of the task's values" in refused
 
 
-def test_single_value_task_owns_an_unlabelled_finding(creative_kb: str) -> None:
+def test_single_value_task_owns_its_findings_however_they_name_it(
+    creative_kb: str,
+) -> None:
     kb = KnowledgeBase(creative_kb)
     single = TASK.model_copy(update={"values": ("music",)})
-    finding = to_finding(report("AI_in_music#0"), single, kb)
-    assert not isinstance(finding, str) and finding.values == ("music",)
+    for named in ((), ("The music industry",)):
+        finding = to_finding(report("AI_in_music#0", *named), single, [], kb)
+        assert not isinstance(finding, str) and finding.values == ("music",)
+
+
+def test_a_pointer_becomes_the_exact_sentences_and_values_by_number(
+    creative_kb: str,
+) -> None:
+    kb = KnowledgeBase(creative_kb)
+    claimed = ClaimedFinding(evidence="E2", sentences=[2, 1], values=[1, 7])
+    finding = to_finding(claimed, TASK, LEDGER, kb)
+    assert not isinstance(finding, str)
+    assert finding.source.passage_id == "AI_in_music#0"
+    assert finding.quote == f"{COMPOSE} {SUED}"
+    assert finding.claim == finding.quote  # no claim given: it claims its quote
+    assert finding.values == ("music",)  # 7 is no value of the task
+
+
+def test_a_claim_given_with_a_pointer_is_kept(creative_kb: str) -> None:
+    kb = KnowledgeBase(creative_kb)
+    claimed = ClaimedFinding(
+        evidence="e2", sentences=[2], claim="Labels sued music generator companies."
+    )
+    finding = to_finding(
+        claimed, TASK.model_copy(update={"values": ("x",)}), LEDGER, kb
+    )
+    assert not isinstance(finding, str)
+    assert finding.quote == SUED and finding.claim.startswith("Labels sued")
+
+
+@pytest.mark.parametrize(
+    ("pointer", "reason"),
+    [
+        ({"evidence": "E3", "sentences": [1]}, UNKNOWN_EVIDENCE),
+        ({"evidence": "AI_in_writing#0", "sentences": [1]}, UNKNOWN_EVIDENCE),
+        ({"evidence": "E2", "sentences": [9]}, BAD_SENTENCES),
+        ({"evidence": "E2", "sentences": [0]}, BAD_SENTENCES),
+        ({"evidence": "E2"}, BAD_SENTENCES),
+        ({}, NO_EVIDENCE),
+    ],
+)
+def test_a_pointer_at_nothing_shown_is_refused_and_counted(
+    creative_kb: str, pointer: dict[str, Any], reason: str
+) -> None:
+    kb = KnowledgeBase(creative_kb)
+    claimed = ClaimedFinding.model_validate({**pointer, "values": [1]})
+    refused = to_finding(claimed, TASK, LEDGER, kb)
+    assert isinstance(refused, str) and refusal_reason(refused) == reason
+
+
+def test_a_quote_spans_at_most_three_sentences() -> None:
+    text = "One is here. Two is here. Three is here. Four is here."
+    assert pointed_quote(text, [1, 3]) == "One is here. Two is here. Three is here."
+    with pytest.raises(ValueError, match="more than 3"):
+        pointed_quote(text, [1, 4])
+
+
+def test_handles_name_only_what_the_ledger_holds() -> None:
+    assert passage_of("E1", LEDGER) == "AI_in_film#0"
+    assert passage_of("[E2]", LEDGER) == "AI_in_music#0"
+    assert passage_of("AI_in_music#0", LEDGER) == "AI_in_music#0"
+    assert passage_of("E0", LEDGER) is None
+    assert passage_of("AI_in_writing#0", LEDGER) is None
+
+
+def test_the_enforced_schema_allows_only_what_was_shown() -> None:
+    schema = pointing_schema(SubagentAnswer, [2, 5], values=2)
+    found = schema["$defs"]["ClaimedFinding"]
+    assert found["properties"]["evidence"]["enum"] == ["E1", "E2"]
+    assert found["properties"]["sentences"]["items"]["enum"] == [1, 2, 3, 4, 5]
+    assert found["properties"]["values"]["items"]["enum"] == [1, 2]
+    assert set(found["required"]) == {"evidence", "sentences"}
+    assert "quote" not in found["properties"]
+    nothing_shown = pointing_schema(SubagentAnswer, [], values=1)
+    assert nothing_shown["properties"]["findings"]["maxItems"] == 0
+    one_value = pointing_schema(SubagentAnswer, [3], values=1)
+    assert "values" not in one_value["$defs"]["ClaimedFinding"]["properties"]

@@ -1,0 +1,70 @@
+"""Numbered evidence: one sentence splitter, blocks a model can point at."""
+
+from __future__ import annotations
+
+from roles.verify import quote_sentences, supports
+from runtime.kb import KnowledgeBase
+from runtime.sentences import ends_sentence, sentences
+from subagents.evidence import excerpt, record
+from subagents.reading import best_sentences
+
+AFL_FIRST = (
+    "Geelong entered their 2022 campaign after a heavy defeat in the 2021 "
+    "preliminary finals against eventual premiers Melbourne."
+)
+
+
+def test_sentences_end_at_stops_before_a_capital_and_at_line_breaks() -> None:
+    text = 'It hit on 3 May. It killed "12 people." It cost $3 billion!\nNo stop here'
+    assert sentences(text) == [
+        "It hit on 3 May.",
+        'It killed "12 people."',
+        "It cost $3 billion!",
+        "No stop here",
+    ]
+    assert sentences("  \n ") == []
+    assert ends_sentence('it ended."  ') and not ends_sentence("it goes on")
+
+
+def test_a_quote_that_keeps_its_full_stop_reads_no_further(freshwiki_kb: str) -> None:
+    passage = KnowledgeBase(freshwiki_kb).passage("2022_AFL_Grand_Final#1")
+    assert passage is not None and sentences(passage.text)[0] == AFL_FIRST
+    held = quote_sentences(AFL_FIRST, passage.text)
+    assert held == AFL_FIRST  # the next sentence, with its "not", stays out
+    claim = "Geelong entered its 2022 campaign after a heavy preliminary final defeat."
+    assert held is not None and supports(claim, held)
+
+
+def test_a_quote_is_found_whatever_its_case_and_spacing() -> None:
+    text = "First one here.\nThe storm  killed twelve people. Then it left."
+    held = quote_sentences("the STORM killed twelve", text)
+    assert held == "The storm  killed twelve people."
+    assert quote_sentences("killed thirteen", text) is None
+
+
+def test_evidence_blocks_number_sentences_and_reuse_handles(creative_kb: str) -> None:
+    kb = KnowledgeBase(creative_kb)
+    music, film = kb.passage("AI_in_music#0"), kb.passage("AI_in_film#0")
+    assert music is not None and film is not None
+    text, new = record(["AI_in_film#0"], [excerpt(music), excerpt(film)])
+    assert new == ["AI_in_music#0"]
+    first, second = text.split("\n\n")
+    assert first.startswith("E2: AI in music > Composition\n[1] Music generators")
+    assert "\n[2] Record labels sued" in first
+    assert second.startswith("E1: AI in film")
+
+
+def test_a_search_shows_the_sentences_most_like_its_query(freshwiki_kb: str) -> None:
+    final = KnowledgeBase(freshwiki_kb).passage("2022_AFL_Grand_Final#1")
+    assert final is not None
+    shown = excerpt(final, "Lance Franklin career goal")
+    assert len(shown["shown"]) == 3 and 9 in shown["shown"]
+    text, _ = record([], [shown])
+    assert "\n[9] In a game made memorable by Lance Franklin" in text
+    assert text.endswith("(13 more sentences: read E1)")  # the rest, one read away
+
+
+def test_extracts_carry_their_sentence_number() -> None:
+    passage = ["Too short.", "A long enough sentence about the flood and its damage."]
+    (extract,) = best_sentences([("p#0", passage)], {"flood": 1.0}, 3)
+    assert (extract.number, extract.sentence) == (2, passage[1])
