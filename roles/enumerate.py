@@ -25,7 +25,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from roles.plan import DimensionDraft
+from roles.grounding import Holdings
+from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
 from runtime.kinds import document_kinds
 from runtime.models import lead_deadline
@@ -62,7 +63,9 @@ ENUMERATE_PROMPT = """You check a research plan for breadth, independently of
 whoever wrote it. Given the question and the dimensions and values the plan
 names, list the values a complete answer must also cover that the plan does not
 name: more values of its dimensions, or a dimension it missed. Name only values
-that are distinct from the ones listed. If nothing is missing, return an empty list.
+that are distinct from the ones listed. When you are shown what the knowledge
+base holds that the plan does not name, name those values by their numbers. If
+nothing is missing, return an empty list.
 
 {format}"""
 
@@ -75,11 +78,17 @@ class Enumeration(BaseModel):
 
 @dataclass(frozen=True)
 class ModelEnumerator:
-    """The lead's second, independent enumeration of values the plan lacks."""
+    """The lead's second, independent enumeration of values the plan lacks.
+
+    Like the planner, it is shown what the knowledge base holds for the
+    question (less what the plan names), numbered, and code spells the
+    numbers it names.
+    """
 
     model: BaseChatModel
     limit: int
     timeout_s: float
+    corpus: CorpusPlanner | None = None
 
     async def missing(
         self, plan: CoveragePlan, findings: Sequence[Finding]
@@ -92,14 +101,19 @@ class ModelEnumerator:
         named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
         prompt = ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))
         listing = f"Question: {plan.question}\n\nThe plan names:\n{named}"
-        messages = [SystemMessage(prompt), HumanMessage(listing)]
+        holdings = Holdings()
+        if self.corpus is not None:
+            holdings = await asyncio.to_thread(self.corpus.holdings, plan.question)
+        held = holdings.listing(leave_out=plan.values)
+        asked = f"{listing}\n\n{UNNAMED_HOLDINGS}\n{held}" if held else listing
+        messages = [SystemMessage(prompt), HumanMessage(asked)]
         async with lead_deadline(self.timeout_s, "enumerating"):
             answer, usage = await ainvoke_structured(self.model, messages, Enumeration)
         known = {normalize(v) for v in plan.values}
         names = [d.name for d in plan.dimensions] + [d.name for d in answer.dimensions]
         missing: dict[str, list[str]] = {}
         for dimension in answer.dimensions:
-            for value in dimension.values:
+            for value in filter(None, map(holdings.spell, dimension.values)):
                 why = refusal(value, plan.question, names, f"{prompt}\n{listing}")
                 if why is None and normalize(value) not in known:
                     known.add(normalize(value))
@@ -107,6 +121,11 @@ class ModelEnumerator:
                 if sum(map(len, missing.values())) == self.limit:
                     return Enumerated(missing, usage)
         return Enumerated(missing, usage)
+
+
+UNNAMED_HOLDINGS = (
+    "What the knowledge base holds that the plan does not name (name these by number):"
+)
 
 
 @dataclass(frozen=True)
@@ -165,10 +184,11 @@ def enumerators(
     model: BaseChatModel | None, kb: KnowledgeBase, *, limit: int, timeout_s: float
 ) -> list[Enumerator]:
     """The lead's enumeration (LLM mode), then the corpus probe (every mode)."""
-    corpus: list[Enumerator] = [CorpusProbe(kb, limit)]
-    return (
-        corpus if model is None else [ModelEnumerator(model, limit, timeout_s), *corpus]
-    )
+    probe: list[Enumerator] = [CorpusProbe(kb, limit)]
+    if model is None:
+        return probe
+    lead = ModelEnumerator(model, limit, timeout_s, CorpusPlanner(kb, limit))
+    return [lead, *probe]
 
 
 @dataclass(frozen=True)

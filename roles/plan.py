@@ -15,7 +15,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, StringConstraints, model_validator
 
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
+from roles.grounding import (
+    Holdings,
+    holdings_for,
+    reached_documents,
+    relevant_sections,
+)
+from runtime.kb import KnowledgeBase, Passage, terms
 from runtime.kinds import Kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.reliability import describe
@@ -32,6 +38,7 @@ from state.plan import (
     Text,
     facet_id,
     facets_for_values,
+    fresh_facet_ids,
     lint_plan,
     refusal,
     spread,
@@ -63,9 +70,15 @@ complete answer must vary, with every value the answer must cover, not only the
 obvious ones. Dimensions and values come from the question and what it is
 about, never from these instructions.
 
+When you are shown what the knowledge base holds for the question (numbered,
+grouped by kind), build the dimensions from it: name a value of that list by its
+number. A value the list lacks may be written out; the report will say whether
+anything covered it.
+
 Then write at most {max_facets} facets. Each facet is one subagent's task: a
-title, a brief that says exactly what to find, and the values it covers, spelled
-exactly as in the dimensions. Each value belongs to exactly one facet.
+title, a brief that says exactly what to find, and the values it covers, as
+numbers or spelled exactly as in the dimensions. Each value belongs to exactly
+one facet.
 
 Set direct_answer to true only when the question asks for one single fact that
 one or two searches answer. A question about several things, events, people or
@@ -76,15 +89,18 @@ works is never answered directly.
 
 Short = Annotated[Text, StringConstraints(max_length=80)]
 """A name or a value: a few words. Bounds in the schema bound what a model writes."""
+Value = int | Short
+"""A value: the number of a listed one, or its words."""
 
 
 class DimensionDraft(BaseModel):
     """One way in which a complete answer must vary."""
 
     name: Short = Field(description="What varies, in a few words.")
-    values: list[Short] = Field(
+    values: list[Value] = Field(
         max_length=12,
-        description="Every value a complete answer must cover, each a few words.",
+        description="Every value a complete answer must cover: the number of a "
+        "listed value, or a few words.",
     )
 
 
@@ -95,10 +111,10 @@ class FacetDraft(BaseModel):
     brief: Annotated[Text, StringConstraints(max_length=300)] = Field(
         description="Exactly what the subagent must find out."
     )
-    values: list[Short] = Field(
+    values: list[Value] = Field(
         default_factory=list,
         max_length=12,
-        description="The values this task covers, spelled as in the dimensions.",
+        description="The values this task covers, as in the dimensions.",
     )
 
 
@@ -129,14 +145,19 @@ class PlanDraft(BaseModel):
 class ModelPlanner:
     """The lead model plans; a plan the lint rejects gets one more try, then code.
 
-    Facets are numbered by code (f0, f1, ...); routing, not the lead, gives
-    them agents. A plan that says `direct_answer` but lists several values is
-    taken as the plan it is.
+    The lead is shown what the knowledge base holds for the question
+    (`roles.grounding`) and names those values by number; code spells them. A
+    plan that names none of what it was shown gets the knowledge base's own
+    plan first (`grounded`): values invented from nothing never replace what is
+    there. Facets are numbered by code (f0, f1, ...); routing, not the lead,
+    gives them agents. A plan that says `direct_answer` but lists several
+    values is taken as the plan it is.
     """
 
     model: BaseChatModel
     max_facets: int
     timeout_s: float
+    corpus: CorpusPlanner | None = None
 
     async def plan(self, question: str) -> Planned:
         """Ask the lead for a plan within its deadline; lint, repair, spread it."""
@@ -145,14 +166,28 @@ class ModelPlanner:
         return Planned(spread(planned.plan, self.max_facets), planned.usage)
 
     async def _plan(self, question: str) -> Planned:
+        if self.corpus is None:
+            return await self._drafted(question, Holdings())
+        holdings = await asyncio.to_thread(self.corpus.holdings, question)
+        planned = await self._drafted(question, holdings)
+        if not holdings.items or any(map(holdings.holds, planned.plan.values)):
+            return planned
+        corpus = await self.corpus.plan(question)
+        return Planned(grounded(planned.plan, corpus.plan), planned.usage)
+
+    async def _drafted(self, question: str, holdings: Holdings) -> Planned:
         prompt = PLAN_PROMPT.format(
             max_facets=self.max_facets,
             format=schema_instructions(PlanDraft),
         )
-        messages = [SystemMessage(prompt), HumanMessage(question)]
+        asked = question
+        if holdings.items:
+            asked += f"\n\n{HOLDINGS_HEADER}\n{holdings.listing()}"
+        messages = [SystemMessage(prompt), HumanMessage(asked)]
         draft, usage = await ainvoke_structured(self.model, messages, PlanDraft)
         try:
-            return Planned(lint_plan(self._to_plan(question, draft), prompt), usage)
+            plan = self._to_plan(question, draft, holdings)
+            return Planned(lint_plan(plan, prompt), usage)
         except PlanLintError as err:
             messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
             try:
@@ -160,7 +195,7 @@ class ModelPlanner:
             except ModelOutputError as invalid:
                 raise ModelOutputError(str(invalid), usage + invalid.usage) from err
             usage += used
-        plan = self._to_plan(question, draft)
+        plan = self._to_plan(question, draft, holdings)
         try:
             return Planned(lint_plan(plan, prompt), usage)
         except PlanLintError as err:
@@ -171,27 +206,60 @@ class ModelPlanner:
                 ) from err
             return Planned(lint_plan(repaired), usage)
 
-    def _to_plan(self, question: str, draft: PlanDraft) -> CoveragePlan:
-        values = {v for d in draft.dimensions for v in d.values}
-        if draft.direct_answer and len(values) < 2:
+    def _to_plan(
+        self, question: str, draft: PlanDraft, holdings: Holdings
+    ) -> CoveragePlan:
+        """The draft as a plan, each value spelled by code (`Holdings.spell`)."""
+
+        def spelled(values: list[int | str]) -> tuple[str, ...]:
+            named = (holdings.spell(v) for v in values)
+            return tuple(dict.fromkeys(v for v in named if v))
+
+        dimensions = [(d.name, spelled(d.values)) for d in draft.dimensions]
+        if draft.direct_answer and len({v for _, vs in dimensions for v in vs}) < 2:
             return CoveragePlan.direct(question)
+        facets = [(f, spelled(f.values)) for f in draft.facets]
         return CoveragePlan(
             question=question,
             dimensions=tuple(
-                Dimension(name=d.name, values=tuple(dict.fromkeys(d.values)))
-                for d in draft.dimensions
-                if d.values
+                Dimension(name=name, values=values)
+                for name, values in dimensions
+                if values
             ),
             facets=tuple(
-                Facet(
-                    id=facet_id(n),
-                    title=f.title,
-                    brief=f.brief,
-                    values=tuple(dict.fromkeys(f.values)),
-                )
-                for n, f in enumerate(f for f in draft.facets if f.values)
+                Facet(id=facet_id(n), title=f.title, brief=f.brief, values=values)
+                for n, (f, values) in enumerate((f, v) for f, v in facets if v)
             ),
         )
+
+
+HOLDINGS_HEADER = "What the knowledge base holds for it (name these by number):"
+
+
+def grounded(plan: CoveragePlan, corpus: CoveragePlan) -> CoveragePlan:
+    """The corpus plan's values first, then those of a lead's ungrounded plan.
+
+    A lead that planned from nothing ("Revenue: 20%, 10%") although it was
+    shown what the knowledge base holds keeps its values, which the report
+    shows covered or not, but cannot crowd out what is there.
+    """
+    if corpus.direct_answer:
+        return plan
+    ids = fresh_facet_ids([f.id for f in corpus.facets], len(plan.facets))
+    merged = plan.model_copy(
+        update={
+            "dimensions": corpus.dimensions + plan.dimensions,
+            "facets": corpus.facets
+            + tuple(
+                f.model_copy(update={"id": i})
+                for f, i in zip(plan.facets, ids, strict=True)
+            ),
+        }
+    )
+    try:
+        return lint_plan(merged)
+    except PlanLintError:
+        return corpus
 
 
 def repair(plan: CoveragePlan, err: PlanLintError) -> CoveragePlan:
@@ -244,17 +312,23 @@ class CorpusPlanner:
         """Plan from the knowledge base, off the event loop."""
         return Planned(await asyncio.to_thread(self._plan, question))
 
+    def holdings(self, question: str) -> Holdings:
+        """What the knowledge base holds for `question`, for a lead to choose from.
+
+        Twice as many values as a plan of its own would take; none for a
+        question it does not know.
+        """
+        try:
+            check_matches(self.kb, question)
+        except NothingMatchesError:
+            return Holdings()
+        return holdings_for(self.kb, question, self.max_facets * 2)
+
     def _plan(self, question: str) -> CoveragePlan:
         check_matches(self.kb, question)
-        period = years(question)
-        docs = [
-            d
-            for d in self.kb.rank_documents(question, self.max_facets * 4)
-            if self.kb.in_period(d, period)
-        ]
-        if not docs:
+        relevant = reached_documents(self.kb, question, self.max_facets * 4)
+        if not relevant:
             return CoveragePlan.direct(question, planned_by="corpus")
-        relevant = [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score]
         if len(relevant) > 1:
             chosen = of_one_kind(document_kinds(self.kb), relevant, self.max_facets)
             values = tuple(d.title for d in chosen)
@@ -284,21 +358,6 @@ def of_one_kind(kinds: Kinds, ranked: list[Passage], n: int) -> list[Passage]:
     kept = [d for d in first if d.doc_id in core]
     chosen = kept + swapped + outliers[: len(outliers) - len(swapped)]
     return sorted(chosen, key=lambda d: d.score, reverse=True)
-
-
-def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
-    """Top-level sections of `doc` that the question's own words reach."""
-    title_words = set(terms(doc.title))
-    asked = " ".join(t for t in terms(question) if t not in title_words)
-    hits = kb.search(asked, 50, doc_id=doc.doc_id)
-    if not hits:
-        return []
-    best = hits[0].score
-    return list(
-        dict.fromkeys(
-            h.section.split(" > ")[0] for h in hits if h.score >= RELEVANT_SHARE * best
-        )
-    )
 
 
 def one_dimension_plan(
@@ -390,4 +449,4 @@ def planner(
     corpus = CorpusPlanner(kb, max_facets)
     if model is None:
         return corpus
-    return FallbackPlanner(ModelPlanner(model, max_facets, timeout_s), corpus)
+    return FallbackPlanner(ModelPlanner(model, max_facets, timeout_s, corpus), corpus)

@@ -1,0 +1,147 @@
+"""Grounding: what the knowledge base holds for a question, numbered for the lead.
+
+Before the lead plans (and when it looks for what a plan missed) it is shown
+the documents the question reaches, of its period, grouped by kind and
+numbered; when one document stands out, its sections the question reaches.
+The lead chooses by number and code spells what it chose: a model points at
+what is there instead of inventing values from nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
+from runtime.kinds import Kinds, document_kinds
+from state.plan import normalize
+
+LABEL_HEADINGS = 2
+"""Section headings that name a group of documents of one kind."""
+OTHERS = "Other documents"
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """Values the knowledge base holds for a question, numbered from 1, by kind.
+
+    Attributes:
+        items: The values, in their numbers' order.
+        groups: Each group's label and the numbers of its items.
+    """
+
+    items: tuple[str, ...] = ()
+    groups: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def listing(self, leave_out: Sequence[str] = ()) -> str:
+        """The numbered list a model chooses from, less the values `leave_out`."""
+        left_out = {normalize(v) for v in leave_out}
+        lines = []
+        for label, numbers in self.groups:
+            shown = [n for n in numbers if normalize(self.items[n - 1]) not in left_out]
+            if shown:
+                lines.append(f"{label}:")
+                lines += [f"{n}. {self.items[n - 1]}" for n in shown]
+        return "\n".join(lines)
+
+    def spell(self, value: int | str) -> str | None:
+        """The value a model named: a listed one by number or as written; else its own.
+
+        A number that names no item is None.
+        """
+        if isinstance(value, int) or value.strip().isdigit():
+            at = int(value)
+            return self.items[at - 1] if 1 <= at <= len(self.items) else None
+        listed = {normalize(item): item for item in self.items}
+        return listed.get(normalize(value), value)
+
+    def holds(self, value: str) -> bool:
+        """Whether `value` is one of the listed items."""
+        return normalize(value) in {normalize(item) for item in self.items}
+
+
+def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Passage]:
+    """The best passage of each relevant document of the question's period.
+
+    A document is relevant when its score reaches RELEVANT_SHARE of the best
+    one's; at most `limit` are ranked.
+    """
+    period = years(question)
+    docs = [d for d in kb.rank_documents(question, limit) if kb.in_period(d, period)]
+    return (
+        [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score] if docs else []
+    )
+
+
+def kind_groups(kinds: Kinds, docs: Sequence[str]) -> list[list[str]]:
+    """The documents grouped by kind, in order of first appearance.
+
+    A document joins the group it is most like when it is at least as like
+    that group as the documents are like each other on average; else it starts
+    a group of its own.
+    """
+    pairs = [(a, b) for i, a in enumerate(docs) for b in docs[i + 1 :]]
+    floor = sum(kinds.similarity(a, b) for a, b in pairs) / len(pairs) if pairs else 0
+    groups: list[list[str]] = []
+    for doc in docs:
+        best = max(groups, key=lambda g: kinds.affinity(doc, g), default=None)
+        if best is not None and kinds.affinity(doc, best) >= floor:
+            best.append(doc)
+        else:
+            groups.append([doc])
+    return groups
+
+
+def group_label(kb: KnowledgeBase, docs: Sequence[str]) -> str:
+    """A group's name: the top-level headings most of its documents share."""
+    wanted = set(docs)
+    headings: dict[str, set[str]] = {}
+    for doc, lead, section, _ in kb.lead_and_sections():
+        if doc in wanted and not lead:
+            headings.setdefault(doc, set()).add(section.split(" > ")[0])
+    shared = Counter(h for found in headings.values() for h in found)
+    common = [h for h, n in shared.most_common(LABEL_HEADINGS) if n > 1]
+    if not common:
+        return OTHERS
+    return "Documents with sections " + ", ".join(common)
+
+
+def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
+    """Top-level sections of `doc` that the question's own words reach."""
+    title_words = set(terms(doc.title))
+    asked = " ".join(t for t in terms(question) if t not in title_words)
+    hits = kb.search(asked, 50, doc_id=doc.doc_id)
+    if not hits:
+        return []
+    best = hits[0].score
+    return list(
+        dict.fromkeys(
+            h.section.split(" > ")[0] for h in hits if h.score >= RELEVANT_SHARE * best
+        )
+    )
+
+
+def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
+    """What the knowledge base holds for `question`: at most `limit` values.
+
+    The relevant documents of its period, grouped by kind; when only one
+    stands out, its sections the question reaches. Nothing for a question the
+    knowledge base does not reach.
+    """
+    docs = reached_documents(kb, question, limit * 2)[:limit]
+    if len(docs) == 1:
+        sections = relevant_sections(kb, question, docs[0])[:limit]
+        parts = tuple(f"{docs[0].title}: {s}" for s in sections)
+        return Holdings(parts, ((docs[0].title, tuple(range(1, len(parts) + 1))),))
+    titles = {d.doc_id: d.title for d in docs}
+    items: list[str] = []
+    groups = []
+    kinds = kind_groups(document_kinds(kb), list(titles))
+    alone = [doc for group in kinds if len(group) == 1 for doc in group]
+    labelled = [(group_label(kb, g), g) for g in kinds if len(g) > 1]
+    for label, group in [*labelled, *([(OTHERS, alone)] if alone else [])]:
+        numbers = tuple(range(len(items) + 1, len(items) + len(group) + 1))
+        items += [titles[d] for d in group]
+        groups.append((label, numbers))
+    return Holdings(tuple(items), tuple(groups))
