@@ -33,7 +33,7 @@ from graphs.research import graph
 from roles.plan import NothingMatchesError
 from runtime.context import Context
 from runtime.reliability import describe
-from subagents.contract import refusal_reason
+from state.report import RunSummary
 
 Case = BreadthCase | OutlineCase
 
@@ -96,7 +96,7 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
             any(f.span_key in kept for f in r.findings) for r in results
         ),
         "verified_findings": len(kept),
-        "dropped_by_reason": dropped_by_reason(state),
+        "dropped_by_reason": dropped_by_reason(summary),
         "claimed_coverage": summary.coverage,
         "tokens_per_finding": (
             round(summary.tokens / len(kept), 1) if kept and summary.tokens else None
@@ -124,13 +124,9 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
     )
 
 
-def dropped_by_reason(state: dict[str, Any]) -> dict[str, int]:
+def dropped_by_reason(summary: RunSummary) -> dict[str, int]:
     """Findings refused, by why: by a subagent's answer checks, then by `verify`."""
-    reasons = (
-        refusal_reason(e) for r in state.get("results", {}).values() for e in r.errors
-    )
-    refused = Counter(r for r in reasons if r is not None)
-    return dict(Counter(state.get("dropped", {})) + refused)
+    return dict(Counter(summary.dropped_by_reason) + Counter(summary.refused_by_reason))
 
 
 async def run_case(case: Case, context: Context, rounds: int) -> CaseScore:

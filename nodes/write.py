@@ -15,6 +15,7 @@ from runtime.reliability import describe, failure_kind, settle
 from state.graph import ResearchState
 from state.report import Report, RunSummary, coverage_table
 from state.usage import Usage
+from subagents.contract import refused_by_reason
 
 
 async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
@@ -51,6 +52,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         history,
         findings=len(findings),
         dropped=state.get("dropped", {}),
+        refused=refused_by_reason(results),
         lead=lead,
         citations_dropped=markers,
         sentences_dropped=sentences,

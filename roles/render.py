@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from state.findings import Finding
 from state.plan import CoveragePlan
@@ -142,7 +142,8 @@ def coverage_line(
     """What the run covered and what its values are, and what it cost."""
     work = (
         f"{summary.tasks} task(s), {summary.findings} verified finding(s), "
-        f"{summary.findings_dropped} dropped in verification{_reasons(summary)}."
+        f"{summary.findings_dropped} dropped in verification"
+        f"{_reasons(summary.dropped_by_reason)}{_refused(summary)}."
     )
     why = (
         f" The knowledge base planned because {plan.fallback}." if plan.fallback else ""
@@ -188,9 +189,16 @@ def facet_sections(
     return sections
 
 
-def _reasons(summary: RunSummary) -> str:
-    reasons = summary.dropped_by_reason.items()
+def _reasons(by_reason: Mapping[str, int]) -> str:
+    reasons = by_reason.items()
     return f" ({'; '.join(f'{why}: {n}' for why, n in reasons)})" if reasons else ""
+
+
+def _refused(summary: RunSummary) -> str:
+    refused = sum(summary.refused_by_reason.values())
+    if not refused:
+        return ""
+    return f", {refused} refused before it{_reasons(summary.refused_by_reason)}"
 
 
 def inert(text: str) -> str:

@@ -84,6 +84,12 @@ class RunSummary(BaseModel):
     dropped_by_reason: dict[str, int] = Field(
         default_factory=dict, description="Findings that failed verification, by why."
     )
+    refused_by_reason: dict[str, int] = Field(
+        default_factory=dict,
+        description="Claimed findings a subagent's answer checks refused before "
+        "verification (an evidence handle never shown, a sentence out of range), "
+        "by why.",
+    )
     citations_dropped: int = Field(
         default=0, description="Synthesis citation markers that named no source."
     )
@@ -132,6 +138,7 @@ class RunSummary(BaseModel):
         findings: int,
         dropped: dict[str, int],
         lead: Usage,
+        refused: dict[str, int] | None = None,
         citations_dropped: int,
         sentences_dropped: int,
         lead_unreachable: bool = False,
@@ -167,6 +174,7 @@ class RunSummary(BaseModel):
             findings=findings,
             findings_dropped=sum(dropped.values()),
             dropped_by_reason=dropped,
+            refused_by_reason=refused or {},
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
             tokens=sum(r.tokens for r in results) + lead.tokens + verifier.tokens,

