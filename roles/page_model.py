@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from roles.render import coverage_line, is_web_link, number_citations
+from roles.verify import locate
 from state.coverage import RoundCoverage
 from state.findings import Finding, normalize_text
 from state.plan import CoveragePlan
@@ -322,15 +323,15 @@ def evidence(
 def split_passage(passage: str, quote: str) -> tuple[str, str, str]:
     """The passage before the quote, the quote as the passage has it, and after.
 
-    Case and white space aside, the quote must appear verbatim; if it does
-    not, the whole passage comes first and the other two are empty.
+    Case and white space aside, the quote must appear verbatim (found as
+    verification finds it); if it does not, the whole passage comes first and
+    the other two are empty.
     """
-    words = quote.split()
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    match = re.search(pattern, passage, re.IGNORECASE) if words else None
-    if match is None:
+    span = locate(quote, passage)
+    if span is None:
         return passage, "", ""
-    return passage[: match.start()], match[0], passage[match.end() :]
+    start, end = span
+    return passage[:start], passage[start:end], passage[end:]
 
 
 def markdown_blocks(markdown: str) -> tuple[Block, ...]:
