@@ -110,39 +110,44 @@ def pointing_schema(
 
     `sentence_counts` holds, for each handle of the ledger (E1, E2, ...), how
     many sentences its passage has. A server that enforces the schema then
-    lets a finding name only those handles and sentence numbers and, for a
-    task of several values, only their numbers; with no evidence yet, it
-    allows no finding at all.
+    lets a finding name only those handles, each with its own sentence
+    numbers, and, for a task of several values, only their numbers; with no
+    evidence yet, it allows no finding at all.
     """
     enforced = json_schema(schema)
     shown = enforced["properties"]
-    if not sentence_counts:
+    pointable = [(handle(n), c) for n, c in enumerate(sentence_counts) if c]
+    if not pointable:
         shown["findings"] = {"type": "array", "maxItems": 0}
         return enforced
-    handles = [handle(n) for n in range(len(sentence_counts))]
-    given = enforced["$defs"][ClaimedFinding.__name__]["properties"]
-    pointer: dict[str, Any] = {
-        "evidence": given["evidence"] | {"enum": handles},
-        "sentences": given["sentences"]
-        | {
-            "items": {
-                "type": "integer",
-                "enum": list(range(1, max(sentence_counts) + 1)),
-            },
-            "minItems": 1,
-        },
-        "claim": given["claim"],
-    }
+    given = enforced["$defs"][ClaimedFinding.__name__]
+    fields = given["properties"]
+    kept: dict[str, Any] = {"claim": fields["claim"]}
     if values > 1:
-        pointer["values"] = given["values"] | {
+        kept["values"] = fields["values"] | {
             "items": {"type": "integer", "enum": list(range(1, values + 1))}
         }
-    found = enforced["$defs"][ClaimedFinding.__name__]
+    pointers = [
+        given
+        | {
+            "properties": {
+                "evidence": fields["evidence"] | {"enum": [name]},
+                "sentences": fields["sentences"]
+                | {
+                    "items": {"type": "integer", "enum": list(range(1, count + 1))},
+                    "minItems": 1,
+                },
+                **kept,
+            },
+            "required": ["evidence", "sentences"],
+        }
+        for name, count in pointable
+    ]
     enforced["$defs"] = enforced["$defs"] | {
-        ClaimedFinding.__name__: found
-        | {"properties": pointer, "required": ["evidence", "sentences"]}
+        ClaimedFinding.__name__: {"anyOf": pointers}
     }
     if "evidence" in shown:  # a step that may read evidence shown
+        handles = [name for name, _ in pointable]
         shown["evidence"] = shown["evidence"] | {"enum": ["", *handles]}
     return enforced
 

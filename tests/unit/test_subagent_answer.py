@@ -137,14 +137,18 @@ def test_handles_name_only_what_the_ledger_holds() -> None:
 
 
 def test_the_enforced_schema_allows_only_what_was_shown() -> None:
-    schema = pointing_schema(SubagentAnswer, [2, 5], values=2)
-    found = schema["$defs"]["ClaimedFinding"]
-    assert found["properties"]["evidence"]["enum"] == ["E1", "E2"]
-    assert found["properties"]["sentences"]["items"]["enum"] == [1, 2, 3, 4, 5]
-    assert found["properties"]["values"]["items"]["enum"] == [1, 2]
-    assert set(found["required"]) == {"evidence", "sentences"}
-    assert "quote" not in found["properties"]
+    schema = pointing_schema(SubagentAnswer, [2, 0, 5], values=2)
+    e1, e3 = schema["$defs"]["ClaimedFinding"]["anyOf"]  # E2 has no sentence
+    assert e1["properties"]["evidence"]["enum"] == ["E1"]
+    assert e1["properties"]["sentences"]["items"]["enum"] == [1, 2]
+    assert e3["properties"]["evidence"]["enum"] == ["E3"]
+    assert e3["properties"]["sentences"]["items"]["enum"] == [1, 2, 3, 4, 5]
+    assert e1["properties"]["values"]["items"]["enum"] == [1, 2]
+    assert set(e1["required"]) == {"evidence", "sentences"}
+    assert "quote" not in e1["properties"]
     nothing_shown = pointing_schema(SubagentAnswer, [], values=1)
     assert nothing_shown["properties"]["findings"]["maxItems"] == 0
-    one_value = pointing_schema(SubagentAnswer, [3], values=1)
-    assert "values" not in one_value["$defs"]["ClaimedFinding"]["properties"]
+    (one,) = pointing_schema(SubagentAnswer, [3], values=1)["$defs"]["ClaimedFinding"][
+        "anyOf"
+    ]
+    assert "values" not in one["properties"]
