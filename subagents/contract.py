@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
-from runtime.structured import ModelOutputError, json_schema, schema_instructions
+from runtime.structured import ModelOutputError, json_schema
 from state.findings import Finding, normalize_text
 from state.tasks import TaskDefinition, TaskResult
 from subagents.evidence import MAX_QUOTE_SENTENCES, handle, passage_of, pointed_quote
@@ -96,10 +96,12 @@ class SubagentAnswer(BaseModel):
 
 
 ANSWER_GUIDE = (
-    "Search first. Each finding then points at evidence you were shown: its "
-    "handle and the numbers of the sentences that show it, as "
-    '{"evidence": "E2", "sentences": [3], "values": [1]}. The quote is copied '
-    "from those sentences for you; a claim of your own is optional."
+    "Search first. Then answer with only one JSON object, "
+    '{"findings": [{"evidence": "E2", "sentences": [3], "values": [1]}]}: each '
+    "finding points at evidence you were shown, its handle and the numbers of "
+    "the sentences that show it, and the numbers of the values it is about. The "
+    'quote is copied from those sentences for you; a "claim" of your own is '
+    "optional."
 )
 
 
@@ -183,10 +185,7 @@ def brief(task: TaskDefinition) -> str:
         )
     if task.earlier:
         parts.append("Earlier attempts:\n" + "\n".join(f"- {e}" for e in task.earlier))
-    parts += [
-        ANSWER_GUIDE,
-        f"Return findings as JSON:\n{schema_instructions(SubagentAnswer)}",
-    ]
+    parts.append(ANSWER_GUIDE)
     return "\n\n".join(parts)
 
 

@@ -19,7 +19,7 @@ from tests.unit.fakes import FakeResearcher
 def test_researcher_definition_is_shipped() -> None:
     researcher = load_registry()["researcher"]
     assert researcher.allowed_tools == ("search", "read")
-    assert "verbatim" in researcher.system_prompt
+    assert "handle" in researcher.system_prompt  # findings point at evidence
 
 
 def test_definition_fields_and_prompt(tmp_path: Path) -> None:
