@@ -76,6 +76,13 @@ def test_the_runner_scores_outline_and_breadth_cases(freshwiki_kb: str) -> None:
     assert disasters.kind == "breadth" and disasters.group_coverage is not None
     assert 0.0 < disasters.document_precision <= 1.0  # type: ignore[operator]
     assert disasters.citation_precision is not None and disasters.tasks > 0
+    # what measures a model: tasks that brought a verified finding, what it cost
+    assert 0 < disasters.tasks_with_findings <= disasters.tasks
+    assert disasters.verified_findings >= disasters.tasks_with_findings
+    assert disasters.claimed_coverage is not None
+    assert 0.0 < disasters.claimed_coverage <= 1.0
+    assert disasters.tokens_per_finding is None  # extractive: no model tokens
+    assert all(n > 0 for n in disasters.dropped_by_reason.values())
 
 
 def test_the_eval_command_compares_with_and_without_redelegation(
@@ -105,6 +112,7 @@ def test_the_eval_command_compares_with_and_without_redelegation(
     assert "disasters-2022-2023" in page and "sport-2022-2023" in page
     printed = capsys.readouterr().out
     assert "groups" in printed and "doc precision" in printed
+    assert "verified" in printed and "claimed" in printed
     scores = json.loads(out.read_text())
     assert {(s["case_id"], s["max_rounds"]) for s in scores} == {
         ("disasters-2022-2023", 0),
