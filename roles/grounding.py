@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
 from runtime.kinds import Kinds, document_kinds
-from state.plan import normalize
+from state.plan import named_item, normalize
 
 LABEL_HEADINGS = 2
 """Section headings that name a group of documents of one kind."""
@@ -46,15 +46,15 @@ class Holdings:
         return "\n".join(lines)
 
     def spell(self, value: int | str) -> str | None:
-        """The value a model named: a listed one by number or as written; else its own.
+        """The value a model named: a listed one, by number or as written; else its own.
 
-        A number that names no item is None.
+        With nothing listed, a number is a value as written (a year); with a
+        list, a number that names no item of it is None.
         """
-        if isinstance(value, int) or value.strip().isdigit():
-            at = int(value)
-            return self.items[at - 1] if 1 <= at <= len(self.items) else None
-        listed = {normalize(item): item for item in self.items}
-        return listed.get(normalize(value), value)
+        if not self.items:
+            return str(value)
+        listed = named_item(value, self.items)
+        return listed or (value if isinstance(value, str) else None)
 
     def holds(self, value: str) -> bool:
         """Whether `value` is one of the listed items."""

@@ -170,7 +170,10 @@ class ModelPlanner:
             return await self._drafted(question, Holdings())
         holdings = await asyncio.to_thread(self.corpus.holdings, question)
         planned = await self._drafted(question, holdings)
-        if not holdings.items or any(map(holdings.holds, planned.plan.values)):
+        plan = planned.plan
+        if plan.direct_answer or not holdings.items:
+            return planned
+        if any(map(holdings.holds, plan.values)):
             return planned
         corpus = await self.corpus.plan(question)
         return Planned(grounded(planned.plan, corpus.plan), planned.usage)

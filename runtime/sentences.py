@@ -13,7 +13,7 @@ import re
 _CLOSERS = "\"'’”)\\]"
 _OPENERS = "\"“‘'(\\["
 _BOUNDARY = re.compile(
-    rf"(?<=[.!?])\s+(?=[{_OPENERS}]?[A-Z0-9])"
+    rf"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[{_OPENERS}]?[A-Z0-9])"
     rf"|(?<=[.!?][{_CLOSERS}])\s+(?=[{_OPENERS}]?[A-Z0-9])"
     r"|\n+"
 )
@@ -24,8 +24,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Where each sentence of `text` starts and ends, blank ones left out.
 
     A sentence ends at a full stop, question or exclamation mark (and any
-    closing quote or bracket) followed by a capital or a digit, or at a line
-    break. Each span is trimmed of surrounding whitespace.
+    closing quote or bracket) followed by a capital or a digit, but not at an
+    initial ("J. Smith", "U.S. Army"), or at a line break. Each span is
+    trimmed of surrounding whitespace.
     """
     spans = []
     start = 0

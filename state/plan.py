@@ -218,6 +218,21 @@ def echoed(text: str, question: str, shown: str) -> bool:
     )
 
 
+def named_item(named: int | str, items: Sequence[str]) -> str | None:
+    """The item of `items` a model named: by its number (from 1) or as spelled.
+
+    A number names an item only within range: written as words, one out of
+    range (a year) is read as words and names an item only if one is spelled
+    so. None when it names none.
+    """
+    if isinstance(named, int):
+        return items[named - 1] if 1 <= named <= len(items) else None
+    if named.strip().isdigit() and 1 <= int(named) <= len(items):
+        return items[int(named) - 1]
+    spelled = {normalize(item): item for item in items}
+    return spelled.get(normalize(named))
+
+
 def normalize(text: str) -> str:
     """Case, punctuation and spacing folded, to compare what a model wrote."""
     return " ".join(re.findall(r"[^\W_]+", text.casefold()))

@@ -16,9 +16,16 @@ from pydantic import BaseModel, Field, StringConstraints
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
 from runtime.structured import ModelOutputError, json_schema
-from state.findings import Finding, normalize_text
+from state.findings import Finding
+from state.plan import named_item
 from state.tasks import TaskDefinition, TaskResult
-from subagents.evidence import MAX_QUOTE_SENTENCES, handle, passage_of, pointed_quote
+from subagents.evidence import (
+    MAX_QUOTE_SENTENCES,
+    Ledger,
+    handle,
+    passage_of,
+    pointed_quote,
+)
 
 
 class ClaimedFinding(BaseModel):
@@ -106,44 +113,41 @@ ANSWER_GUIDE = (
 
 
 def pointing_schema(
-    schema: type[BaseModel], sentence_counts: Sequence[int], values: int
+    schema: type[BaseModel], evidence: Ledger, values: int
 ) -> dict[str, Any]:
     """`schema`'s JSON schema, its findings able only to point at evidence shown.
 
-    `sentence_counts` holds, for each handle of the ledger (E1, E2, ...), how
-    many sentences its passage has. A server that enforces the schema then
-    lets a finding name only those handles, each with its own sentence
-    numbers, and, for a task of several values, only their numbers; with no
-    evidence yet, it allows no finding at all.
+    A server that enforces it lets a finding name only a handle of the
+    ledger, each with the numbers of its sentences shown, and, for a task of
+    several values, requires their numbers; with no evidence yet, it allows
+    no finding at all.
     """
     enforced = json_schema(schema)
     shown = enforced["properties"]
-    pointable = [(handle(n), c) for n, c in enumerate(sentence_counts) if c]
+    pointable = [(handle(n), s) for n, s in enumerate(evidence.values()) if s]
     if not pointable:
         shown["findings"] = {"type": "array", "maxItems": 0}
         return enforced
-    given = enforced["$defs"][ClaimedFinding.__name__]
-    fields = given["properties"]
-    kept: dict[str, Any] = {"claim": fields["claim"]}
+    fields = enforced["$defs"][ClaimedFinding.__name__]["properties"]
+    kept = {"claim": fields["claim"], "confidence": fields["confidence"]}
+    required = ["evidence", "sentences"]
     if values > 1:
-        kept["values"] = fields["values"] | {
-            "items": {"type": "integer", "enum": list(range(1, values + 1))}
-        }
+        numbers = {"type": "integer", "enum": list(range(1, values + 1))}
+        kept["values"] = fields["values"] | {"items": numbers, "minItems": 1}
+        required.append("values")
     pointers = [
-        given
-        | {
+        {
+            "type": "object",
+            "description": f"A finding that points at {name}.",
             "properties": {
-                "evidence": fields["evidence"] | {"enum": [name]},
+                "evidence": {"type": "string", "enum": [name]},
                 "sentences": fields["sentences"]
-                | {
-                    "items": {"type": "integer", "enum": list(range(1, count + 1))},
-                    "minItems": 1,
-                },
+                | {"items": {"type": "integer", "enum": numbers}, "minItems": 1},
                 **kept,
             },
-            "required": ["evidence", "sentences"],
+            "required": required,
         }
-        for name, count in pointable
+        for name, numbers in pointable
     ]
     enforced["$defs"] = enforced["$defs"] | {
         ClaimedFinding.__name__: {"anyOf": pointers}
@@ -192,15 +196,15 @@ def brief(task: TaskDefinition) -> str:
 def to_finding(
     claimed: ClaimedFinding,
     task: TaskDefinition,
-    evidence: Sequence[str],
+    evidence: Ledger,
     kb: KnowledgeBase,
 ) -> Finding | str:
     """Resolve a claimed finding against the task, its evidence ledger and the KB.
 
-    A pointer (handle and sentence numbers) becomes the passage and its exact
-    words; a literal quote is kept as written. Value numbers become the task's
-    values; a task of one value needs none. Returns the typed finding, or why
-    it was refused.
+    A pointer (handle and sentence numbers shown) becomes the passage and its
+    exact words; a literal quote is kept as written, for verification to
+    check. Value numbers become the task's values; a task of one value needs
+    none. Returns the typed finding, or why it was refused.
     """
     if claimed.evidence:
         passage_id = passage_of(claimed.evidence, evidence)
@@ -216,7 +220,8 @@ def to_finding(
     quote = claimed.quote
     if claimed.sentences or not quote:
         try:
-            quote = pointed_quote(passage.text, claimed.sentences)
+            shown = evidence.get(passage_id, [])
+            quote = pointed_quote(passage.text, claimed.sentences, shown)
         except ValueError as bad:
             return f"{BAD_SENTENCES} of {claimed.evidence or passage_id}: {bad}"
     values = task_values(claimed.values, task)
@@ -240,21 +245,14 @@ def task_values(named: Sequence[int | str], task: TaskDefinition) -> tuple[str, 
     """
     if len(task.values) == 1:
         return task.values
-    spelled = {normalize_text(v): v for v in task.values}
-    numbered = dict(enumerate(task.values, 1))
-    chosen = (
-        numbered.get(int(n))
-        if isinstance(n, int) or n.strip().isdigit()
-        else spelled.get(normalize_text(n))
-        for n in named
-    )
+    chosen = (named_item(n, task.values) for n in named)
     return tuple(dict.fromkeys(v for v in chosen if v is not None))
 
 
 def check_answer(
     answer: SubagentAnswer,
     task: TaskDefinition,
-    evidence: Sequence[str],
+    evidence: Ledger,
     kb: KnowledgeBase,
 ) -> tuple[list[Finding], list[str]]:
     """The findings of an answer that pass `to_finding`, and why the others did not."""
@@ -272,7 +270,7 @@ def check_answer(
 def answer_output(
     answer: SubagentAnswer,
     task: TaskDefinition,
-    evidence: Sequence[str],
+    evidence: Ledger,
     kb: KnowledgeBase,
     *,
     steps: int,

@@ -3,26 +3,43 @@
 Each passage a tool shows a subagent gets a handle for its task, in the order
 it was first shown (E1, E2, ...), and its sentences are numbered ([1], [2],
 ...) by `runtime.sentences`, the splitter verification uses. The task's ledger
-is the list of those passages, handle order. A model points (a handle and
-sentence numbers); `pointed_quote` turns the pointer into the exact words, so
-no model ever copies a quote or a passage id. Only code writes the ledger.
+maps those passages, in handle order, to the numbers of the sentences shown of
+each. A model points (a handle and sentence numbers it was shown);
+`pointed_quote` turns the pointer into the exact words, so no model ever copies
+a quote or a passage id. Only code writes the ledger.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from typing_extensions import TypedDict
 
-from runtime.kb import KnowledgeBase, Passage, stems
+from runtime.kb import Passage, stems
 from runtime.sentences import sentence_spans
 
+NOTHING_FOUND = "Nothing found."
 SHOWN_PER_HIT = 3
 """Sentences a search shows of each passage it found: those most like the query."""
 MAX_QUOTE_SENTENCES = 3
 """Most sentences one finding may quote."""
 _HANDLE = re.compile(r"\s*\[?E(\d+)\]?\s*", re.IGNORECASE)
+Ledger = dict[str, list[int]]
+"""A subagent's evidence: each passage shown, in handle order (E1 first), and the
+numbers of its sentences shown."""
+
+
+def shown_more(ledger: Ledger, shown: Ledger) -> Ledger:
+    """The ledger with more shown: new passages take the next handles.
+
+    The reducer of a subagent's `evidence`: a passage shown again keeps its
+    handle and adds the sentences shown this time.
+    """
+    merged = dict(ledger)
+    for passage_id, numbers in shown.items():
+        merged[passage_id] = sorted({*merged.get(passage_id, ()), *numbers})
+    return merged
 
 
 class Excerpt(TypedDict):
@@ -69,24 +86,28 @@ def handle(index: int) -> str:
     return f"E{index + 1}"
 
 
-def passage_of(reference: str, ledger: Sequence[str]) -> str | None:
+def passage_of(reference: str, ledger: Iterable[str]) -> str | None:
     """The passage a handle ("E2") or a passage id names, if the ledger holds it."""
+    passages = list(ledger)
     matched = _HANDLE.fullmatch(reference)
     if matched:
         at = int(matched.group(1))
-        return ledger[at - 1] if 1 <= at <= len(ledger) else None
-    return reference if reference in ledger else None
+        return passages[at - 1] if 1 <= at <= len(passages) else None
+    return reference if reference in passages else None
 
 
-def record(ledger: Sequence[str], excerpts: Iterable[Excerpt]) -> tuple[str, list[str]]:
-    """The excerpts as numbered evidence blocks, and the passages new to the ledger."""
-    known, new, blocks = list(ledger), [], []
-    for shown in excerpts:
-        if shown["passage_id"] not in known:
-            known.append(shown["passage_id"])
-            new.append(shown["passage_id"])
-        blocks.append(block(handle(known.index(shown["passage_id"])), shown))
-    return ("\n\n".join(blocks) if blocks else "Nothing found."), new
+def record(
+    ledger: Mapping[str, object], excerpts: Iterable[Excerpt]
+) -> tuple[str, Ledger]:
+    """The excerpts as numbered evidence blocks, and what they add to the ledger."""
+    known, shown, blocks = list(ledger), Ledger(), []
+    for excerpt in excerpts:
+        passage_id = excerpt["passage_id"]
+        if passage_id not in known:
+            known.append(passage_id)
+        shown[passage_id] = sorted({*shown.get(passage_id, ()), *excerpt["shown"]})
+        blocks.append(block(handle(known.index(passage_id)), excerpt))
+    return ("\n\n".join(blocks) if blocks else NOTHING_FOUND), shown
 
 
 def block(name: str, shown: Excerpt) -> str:
@@ -101,25 +122,22 @@ def block(name: str, shown: Excerpt) -> str:
     return "\n".join(lines)
 
 
-def pointed_quote(text: str, numbers: Sequence[int]) -> str:
+def pointed_quote(text: str, numbers: Sequence[int], shown: Collection[int]) -> str:
     """The exact words of sentences `numbers` of `text`, first to last.
 
     Raises:
-        ValueError: a number is out of range, or they span too many sentences.
+        ValueError: no number, a sentence that was not `shown` (or does not
+            exist), a gap between them, or more than MAX_QUOTE_SENTENCES.
     """
     spans = sentence_spans(text)
     wanted = sorted(set(numbers))
     if not wanted:
         raise ValueError("names no sentence")
-    if wanted[0] < 1 or wanted[-1] > len(spans):
-        bad = next(n for n in wanted if not 1 <= n <= len(spans))
-        raise ValueError(f"sentence {bad} out of range (1-{len(spans)})")
-    if wanted[-1] - wanted[0] >= MAX_QUOTE_SENTENCES:
-        raise ValueError(f"spans more than {MAX_QUOTE_SENTENCES} sentences")
+    unseen = [n for n in wanted if n not in shown or not 1 <= n <= len(spans)]
+    if unseen:
+        raise ValueError(f"sentence {unseen[0]} was not shown")
+    if wanted[-1] - wanted[0] + 1 != len(wanted):
+        raise ValueError("sentences not one after another")
+    if len(wanted) > MAX_QUOTE_SENTENCES:
+        raise ValueError(f"more than {MAX_QUOTE_SENTENCES} sentences")
     return text[spans[wanted[0] - 1][0] : spans[wanted[-1] - 1][1]]
-
-
-def sentence_counts(ledger: Sequence[str], kb: KnowledgeBase) -> list[int]:
-    """How many sentences each passage of the ledger has, in handle order."""
-    found = kb.passages(ledger)
-    return [len(sentence_spans(found[p].text)) if p in found else 0 for p in ledger]

@@ -22,14 +22,16 @@ from state.denials import Denial
 from state.tasks import TaskDefinition
 from subagents.budget import wrap_up_reason, wrapped_up
 from subagents.contract import ClaimedFinding, SubagentAnswer, check_answer
-from subagents.evidence import Excerpt, handle, record
+from subagents.evidence import Excerpt, Ledger, handle, record, shown_more
 from subagents.gates import Gates
 from subagents.reading import best_sentences, idf_weights
 from subagents.registry import DefinitionError
 from subagents.state import AgentInput, AgentOutput, AgentState
-from subagents.tools import SNIPPET_CHARS, call_tool, make_tools
+from subagents.tools import call_tool, make_tools
 
 PASSAGES_READ_PER_VALUE = 3
+OPENING_CHARS = 500
+"""How much of a passage's opening tells which search hits to read."""
 
 
 @dataclass
@@ -38,7 +40,7 @@ class Reading:
 
     task: TaskDefinition
     log: list[AnyMessage] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)
+    evidence: Ledger = field(default_factory=dict)
     denials: list[Denial] = field(default_factory=list)
 
 
@@ -73,8 +75,8 @@ def build_extractive_agent(
             state = {"task": run.task, "evidence": run.evidence}
             message = call_tool(tools[name], args, state, call_id)
             excerpts = message.artifact or []
-            output, new = record(run.evidence, excerpts)
-            run.evidence += new
+            output, shown = record(run.evidence, excerpts)
+            run.evidence = shown_more(run.evidence, shown)
         run.log.append(
             AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
         )
@@ -102,12 +104,12 @@ def build_extractive_agent(
             weights = idf_weights(kb, [*terms(task.question), *terms(value)])
             read = []
             for hit in _best_hits(search(value, run), weights, PASSAGES_READ_PER_VALUE):
-                shown = run.evidence.index(hit["passage_id"])
+                shown = list(run.evidence).index(hit["passage_id"])
                 for passage in call("read", {"handle": handle(shown)}, run):
                     read.append((passage["passage_id"], passage["sentences"]))
             claimed += [
                 ClaimedFinding(
-                    evidence=handle(run.evidence.index(extract.passage_id)),
+                    evidence=handle(list(run.evidence).index(extract.passage_id)),
                     sentences=[extract.number],
                     values=[at + 1],
                     confidence=round(extract.matched, 3),
@@ -142,7 +144,7 @@ def _best_hits(hits: list[Excerpt], weights: dict[str, float], n: int) -> list[E
     """The `n` search hits whose openings carry most query weight."""
 
     def weight(hit: Excerpt) -> float:
-        words = set(terms(" ".join(hit["sentences"])[:SNIPPET_CHARS]))
+        words = set(terms(" ".join(hit["sentences"])[:OPENING_CHARS]))
         return sum(w for t, w in weights.items() if t in words)
 
     return sorted(hits, key=lambda h: (-weight(h), h["passage_id"]))[:n]

@@ -16,7 +16,7 @@ import functools
 import importlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +119,7 @@ class Gates:
         task: TaskDefinition,
         tool: str,
         args: Mapping[str, Any],
-        evidence: Sequence[str],
+        evidence: Iterable[str],
     ) -> Denial | None:
         """The first gate's denial of this call, or None if every gate lets it by.
 

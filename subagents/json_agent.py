@@ -30,7 +30,7 @@ from subagents.contract import (
     invalid_output,
     pointing_schema,
 )
-from subagents.evidence import Excerpt, record, sentence_counts
+from subagents.evidence import Excerpt, Ledger, record
 from subagents.gates import Gates
 from subagents.llm_agent import FINISH_PROMPT
 from subagents.state import AgentInput, AgentOutput, AgentState
@@ -125,18 +125,17 @@ def build_json_agent(
 
     def run_tool(
         action: str, args: dict[str, str], state: AgentState
-    ) -> tuple[str, list[str]]:
-        """The tool's output, its evidence numbered, and the passages new to it."""
+    ) -> tuple[str, Ledger]:
+        """The tool's output, its evidence numbered, and what it adds to the ledger."""
         call_id = f"step_{len(state['messages'])}"
         message = call_tool(tools[action], args, state, call_id)
-        excerpts: list[Excerpt] = message.artifact or []
-        if not excerpts:
-            return str(message.content), []
+        if message.artifact is None:
+            return str(message.content), {}
+        excerpts: list[Excerpt] = message.artifact
         return record(state["evidence"], excerpts)
 
     def pointing(schema: type[BaseModel], state: AgentState) -> dict[str, Any]:
-        counts = sentence_counts(state["evidence"], kb)
-        return pointing_schema(schema, counts, len(state["task"].values))
+        return pointing_schema(schema, state["evidence"], len(state["task"].values))
 
     async def finish(state: AgentState) -> dict[str, object]:
         reason = spent(state)

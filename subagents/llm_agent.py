@@ -46,7 +46,7 @@ from subagents.contract import (
     invalid_output,
     pointing_schema,
 )
-from subagents.evidence import Excerpt, record, sentence_counts
+from subagents.evidence import Excerpt, Ledger, record, shown_more
 from subagents.gates import Gates
 from subagents.state import AgentInput, AgentOutput, AgentState
 from subagents.tools import make_tools
@@ -177,21 +177,20 @@ def build_llm_agent(
             return Command(update=turn, goto=after_agent(after))
         return Command(update=turn | await answer(after), goto=END)
 
-    def evidence(state: AgentState) -> dict[str, object]:
+    def number(state: AgentState) -> dict[str, object]:
         """Number what the tools just showed, and record it in the ledger."""
         since = max(
             (n for n, m in enumerate(state["messages"]) if isinstance(m, AIMessage)),
             default=0,
         )
-        ledger, numbered = list(state["evidence"]), []
+        ledger, shown, numbered = state["evidence"], Ledger(), []
         for message in state["messages"][since + 1 :]:
-            if isinstance(message, ToolMessage) and message.artifact:
+            if isinstance(message, ToolMessage) and message.artifact is not None:
                 excerpts: list[Excerpt] = message.artifact
-                text, new = record(ledger, excerpts)
-                ledger += new
+                text, more = record(shown_more(ledger, shown), excerpts)
+                shown = shown_more(shown, more)
                 numbered.append(message.model_copy(update={"content": text}))
-        added = ledger[len(state["evidence"]) :]
-        return {"messages": numbered, "evidence": added}
+        return {"messages": numbered, "evidence": shown}
 
     def after_tools(state: AgentState) -> Literal["agent", "answer"]:
         room_for_a_turn = state["remaining_steps"] > STEPS_PER_TURN + 1
@@ -245,17 +244,17 @@ def build_llm_agent(
         )
 
     def pointing(state: AgentState) -> dict[str, Any]:
-        counts = sentence_counts(state["evidence"], kb)
-        return pointing_schema(SubagentAnswer, counts, len(state["task"].values))
+        values = len(state["task"].values)
+        return pointing_schema(SubagentAnswer, state["evidence"], values)
 
     builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node("agent", agent, destinations=("tools", "answer", END))
     builder.add_node("tools", ToolNode(tools, awrap_tool_call=gated))
-    builder.add_node("evidence", evidence)
+    builder.add_node("number", number)
     builder.add_node("answer", answer)
     builder.add_edge(START, "agent")
-    builder.add_edge("tools", "evidence")
-    builder.add_conditional_edges("evidence", after_tools)
+    builder.add_edge("tools", "number")
+    builder.add_conditional_edges("number", after_tools)
     builder.add_edge("answer", END)
     compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
     return compiled.with_config(recursion_limit=recursion_limit(manifest.max_turns))

@@ -16,6 +16,7 @@ from state.denials import Denial
 from state.findings import Finding
 from state.tasks import FailureKind, TaskDefinition
 from subagents.contract import brief
+from subagents.evidence import Ledger, shown_more
 
 
 class AgentInput(TypedDict):
@@ -33,7 +34,7 @@ class AgentInput(TypedDict):
     task: TaskDefinition
     budget: Budget
     started_at: float
-    evidence: list[str]
+    evidence: Ledger
 
 
 def agent_input(
@@ -45,7 +46,7 @@ def agent_input(
         "task": task,
         "budget": budget or task.budget,
         "started_at": time.time(),
-        "evidence": [],
+        "evidence": {},
     }
 
 
@@ -81,7 +82,8 @@ class AgentState(TypedDict):
         started_at: When it started (seconds since the epoch).
         tokens: Model tokens spent so far.
         evidence: Its ledger: the passages its tools showed, in handle order
-            (E1 is the first); only code appends to it.
+            (E1 is the first), and the sentences shown of each; only code
+            writes it.
         denials: Tool calls its gates refused.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
@@ -91,7 +93,7 @@ class AgentState(TypedDict):
     budget: Budget
     started_at: float
     tokens: Annotated[int, operator.add]
-    evidence: Annotated[list[str], operator.add]
+    evidence: Annotated[Ledger, shown_more]
     denials: Annotated[list[Denial], operator.add]
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]

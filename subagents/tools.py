@@ -20,11 +20,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import InjectedState
 
-from runtime.kb import KnowledgeBase, Passage
+from runtime.kb import KnowledgeBase
 from state.tasks import TaskDefinition
-from subagents.evidence import Excerpt, excerpt, passage_of
+from subagents.evidence import NOTHING_FOUND, Excerpt, Ledger, excerpt, passage_of
 
-SNIPPET_CHARS = 500
 FETCH_CHARS = 4000
 FETCH_TIMEOUT_S = 10.0
 TOOL_NAMES = ("search", "read", "web_fetch")
@@ -36,7 +35,7 @@ DELEGATING_TOOLS = frozenset(
 )
 """Tool names that hand work to another agent: no subagent may have one."""
 Task = Annotated[TaskDefinition, InjectedState("task")]
-Ledger = Annotated[list[str], InjectedState("evidence")]
+Evidence = Annotated[Ledger, InjectedState("evidence")]
 INJECTED = {"search": "task", "read": "evidence"}
 """Tools given part of the subagent's state (injected), by the key they take."""
 
@@ -60,12 +59,11 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             op="AND" if match_all else "OR",
             exclude={s.passage_id for s in task.cited},
         )
-        found = [_describe(p, SNIPPET_CHARS) for p in hits]
-        return json.dumps(found, ensure_ascii=False), [excerpt(p, query) for p in hits]
+        return _shown([excerpt(p, query) for p in hits])
 
     def read(  # noqa: D417 - `evidence` is injected, not the model's to give
-        handle: str, evidence: Ledger
-    ) -> tuple[str, list[Excerpt]]:
+        handle: str, evidence: Evidence
+    ) -> tuple[str, list[Excerpt] | None]:
         """Read every sentence of one passage a search showed.
 
         Args:
@@ -74,11 +72,8 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
         passage_id = passage_of(handle, evidence)
         passage = kb.passage(passage_id) if passage_id else None
         if passage is None:
-            error = f"no evidence {handle!r}: read a handle a search showed"
-            return json.dumps({"error": error}), []
-        return json.dumps(_describe(passage, None), ensure_ascii=False), [
-            excerpt(passage)
-        ]
+            return f"no evidence {handle!r}: read a handle a search showed", None
+        return _shown([excerpt(passage)])
 
     def web_fetch(url: str) -> str:
         """Fetch a web page's text (http or https).
@@ -126,13 +121,7 @@ def tool_result(tool: str, output: str) -> str:
     return f"Result of {tool}:\n{output}"
 
 
-def _describe(passage: Passage, limit: int | None) -> dict[str, str]:
-    text = passage.text
-    if limit is not None and len(text) > limit:
-        text = text[:limit] + "…"
-    return {
-        "passage_id": passage.passage_id,
-        "title": passage.title,
-        "section": passage.section,
-        "text": text,
-    }
+def _shown(excerpts: list[Excerpt]) -> tuple[str, list[Excerpt]]:
+    """A tool's answer: what it found in brief, and the excerpts to number."""
+    titles = "; ".join(dict.fromkeys(e["title"] for e in excerpts))
+    return (f"Found: {titles}" if excerpts else NOTHING_FOUND), excerpts

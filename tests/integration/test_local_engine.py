@@ -99,7 +99,8 @@ def test_the_engine_lets_a_finding_only_point_at_evidence_shown(gemma: str) -> N
     settings = Context(subagent_model=f"local:{gemma}", subagent_max_tokens=300)
     model = load_chat_model(settings.model("subagent"))
     assert model is not None
-    enforced = pointing_schema(SubagentAnswer, [2, 1], values=2)
+    shown = {"AI_in_music#0": [1, 2], "AI_in_film#0": [1]}
+    enforced = pointing_schema(SubagentAnswer, shown, values=2)
     enforced["properties"]["findings"]["minItems"] = 1  # make it say something
     ask = [SystemMessage("Point at the evidence that answers."), HumanMessage(EVIDENCE)]
     answer, _ = asyncio.run(
@@ -108,8 +109,8 @@ def test_the_engine_lets_a_finding_only_point_at_evidence_shown(gemma: str) -> N
     assert answer.findings
     for finding in answer.findings:
         assert finding.evidence in ("E1", "E2") and not finding.quote
-        shown = {"E1": {1, 2}, "E2": {1}}[finding.evidence]
-        assert finding.sentences and set(finding.sentences) <= shown
+        numbers = {"E1": {1, 2}, "E2": {1}}[finding.evidence]
+        assert finding.sentences and set(finding.sentences) <= numbers
         assert set(finding.values) <= {1, 2}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from roles.verify import quote_sentences, supports
 from runtime.kb import KnowledgeBase
 from runtime.sentences import ends_sentence, sentences
-from subagents.evidence import excerpt, record
+from subagents.evidence import excerpt, passage_of, record, shown_more
 from subagents.reading import best_sentences
 
 AFL_FIRST = (
@@ -23,6 +23,10 @@ def test_sentences_end_at_stops_before_a_capital_and_at_line_breaks() -> None:
         "No stop here",
     ]
     assert sentences("  \n ") == []
+    assert sentences("J. R. Smith led the U.S. Army. It won.") == [
+        "J. R. Smith led the U.S. Army.",
+        "It won.",
+    ]
     assert ends_sentence('it ended."  ') and not ends_sentence("it goes on")
 
 
@@ -46,8 +50,8 @@ def test_evidence_blocks_number_sentences_and_reuse_handles(creative_kb: str) ->
     kb = KnowledgeBase(creative_kb)
     music, film = kb.passage("AI_in_music#0"), kb.passage("AI_in_film#0")
     assert music is not None and film is not None
-    text, new = record(["AI_in_film#0"], [excerpt(music), excerpt(film)])
-    assert new == ["AI_in_music#0"]
+    text, shown = record({"AI_in_film#0": [1]}, [excerpt(music), excerpt(film)])
+    assert shown == {"AI_in_music#0": [1, 2], "AI_in_film#0": [1, 2]}
     first, second = text.split("\n\n")
     assert first.startswith("E2: AI in music > Composition\n[1] Music generators")
     assert "\n[2] Record labels sued" in first
@@ -59,9 +63,16 @@ def test_a_search_shows_the_sentences_most_like_its_query(freshwiki_kb: str) -> 
     assert final is not None
     shown = excerpt(final, "Lance Franklin career goal")
     assert len(shown["shown"]) == 3 and 9 in shown["shown"]
-    text, _ = record([], [shown])
+    text, _ = record({}, [shown])
     assert "\n[9] In a game made memorable by Lance Franklin" in text
     assert text.endswith("(13 more sentences: read E1)")  # the rest, one read away
+
+
+def test_a_passage_shown_again_keeps_its_handle_and_adds_sentences() -> None:
+    ledger = shown_more({"a#0": [2], "b#0": [1]}, {"b#0": [3], "c#0": [1]})
+    assert list(ledger) == ["a#0", "b#0", "c#0"]  # E1, E2, E3
+    assert ledger["b#0"] == [1, 3]
+    assert passage_of("E3", ledger) == "c#0" and passage_of("E4", ledger) is None
 
 
 def test_extracts_carry_their_sentence_number() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 
@@ -196,5 +195,9 @@ def test_a_redelegated_task_carries_what_is_known(creative_kb: str) -> None:
     assert f"- {passage.title}, {passage.section}" in text
     assert "film: the last task failed (timed out after 5s)" in text
     search = make_tools(kb)["search"]
-    hits = json.loads(search.invoke({"query": "AI music composition", "task": task}))
-    assert passage.passage_id not in {h["passage_id"] for h in hits}
+    args = {"query": "AI music composition", "task": task}
+    shown = search.invoke(
+        {"type": "tool_call", "id": "c", "name": "search", "args": args}
+    )
+    assert shown.artifact  # the search found passages, but not the one cited
+    assert passage.passage_id not in {e["passage_id"] for e in shown.artifact}

@@ -16,6 +16,7 @@ from subagents.contract import (
     SubagentAnswer,
     pointing_schema,
     refusal_reason,
+    task_values,
     to_finding,
 )
 from subagents.evidence import passage_of, pointed_quote
@@ -30,8 +31,8 @@ TASK = TaskDefinition(
     values=("music", "film"),
     acceptance="a quoted finding per value",
 )
-LEDGER = ["AI_in_film#0", "AI_in_music#0"]
-"""E1 is the film passage, E2 the music passage."""
+LEDGER = {"AI_in_film#0": [1], "AI_in_music#0": [1, 2]}
+"""E1 is the film passage (its first sentence shown), E2 the music passage."""
 COMPOSE = (
     "Music generators compose full songs, including vocals, from a text description."
 )
@@ -50,7 +51,7 @@ def report(passage_id: str, *values: str) -> ClaimedFinding:
 def test_values_match_whatever_their_case_and_spacing(creative_kb: str) -> None:
     kb = KnowledgeBase(creative_kb)
     claimed = report("AI_in_music#0", " Music", "FILM ", "music")
-    finding = to_finding(claimed, TASK, [], kb)
+    finding = to_finding(claimed, TASK, {}, kb)
     assert not isinstance(finding, str)
     assert finding.values == ("music", "film")
     assert finding.facet_ids == ("f1",)
@@ -59,10 +60,10 @@ def test_values_match_whatever_their_case_and_spacing(creative_kb: str) -> None:
 
 def test_unknown_passage_and_foreign_values_are_refused(creative_kb: str) -> None:
     kb = KnowledgeBase(creative_kb)
-    assert to_finding(report("AI_in_music#99", "music"), TASK, [], kb) == (
+    assert to_finding(report("AI_in_music#99", "music"), TASK, {}, kb) == (
         "unknown passage 'AI_in_music#99'"
     )
-    refused = to_finding(report("AI_in_music#0", "painting"), TASK, [], kb)
+    refused = to_finding(report("AI_in_music#0", "painting"), TASK, {}, kb)
     assert isinstance(refused, str) and "none of the task's values" in refused
 
 
@@ -72,7 +73,7 @@ def test_single_value_task_owns_its_findings_however_they_name_it(
     kb = KnowledgeBase(creative_kb)
     single = TASK.model_copy(update={"values": ("music",)})
     for named in ((), ("The music industry",)):
-        finding = to_finding(report("AI_in_music#0", *named), single, [], kb)
+        finding = to_finding(report("AI_in_music#0", *named), single, {}, kb)
         assert not isinstance(finding, str) and finding.values == ("music",)
 
 
@@ -108,6 +109,7 @@ def test_a_claim_given_with_a_pointer_is_kept(creative_kb: str) -> None:
         ({"evidence": "AI_in_writing#0", "sentences": [1]}, UNKNOWN_EVIDENCE),
         ({"evidence": "E2", "sentences": [9]}, BAD_SENTENCES),
         ({"evidence": "E2", "sentences": [0]}, BAD_SENTENCES),
+        ({"evidence": "E1", "sentences": [2]}, BAD_SENTENCES),  # never shown
         ({"evidence": "E2"}, BAD_SENTENCES),
         ({}, NO_EVIDENCE),
     ],
@@ -121,11 +123,16 @@ def test_a_pointer_at_nothing_shown_is_refused_and_counted(
     assert isinstance(refused, str) and refusal_reason(refused) == reason
 
 
-def test_a_quote_spans_at_most_three_sentences() -> None:
+def test_a_quote_is_up_to_three_sentences_in_a_row_that_were_shown() -> None:
     text = "One is here. Two is here. Three is here. Four is here."
-    assert pointed_quote(text, [1, 3]) == "One is here. Two is here. Three is here."
+    every = [1, 2, 3, 4]
+    assert pointed_quote(text, [3, 2], every) == "Two is here. Three is here."
     with pytest.raises(ValueError, match="more than 3"):
-        pointed_quote(text, [1, 4])
+        pointed_quote(text, every, every)
+    with pytest.raises(ValueError, match="one after another"):
+        pointed_quote(text, [1, 3], every)
+    with pytest.raises(ValueError, match="sentence 2 was not shown"):
+        pointed_quote(text, [2], [1, 3])
 
 
 def test_handles_name_only_what_the_ledger_holds() -> None:
@@ -137,18 +144,24 @@ def test_handles_name_only_what_the_ledger_holds() -> None:
 
 
 def test_the_enforced_schema_allows_only_what_was_shown() -> None:
-    schema = pointing_schema(SubagentAnswer, [2, 0, 5], values=2)
-    e1, e3 = schema["$defs"]["ClaimedFinding"]["anyOf"]  # E2 has no sentence
+    shown = {"a#0": [1, 2], "b#0": [], "c#0": [4, 5]}
+    schema = pointing_schema(SubagentAnswer, shown, values=2)
+    e1, e3 = schema["$defs"]["ClaimedFinding"]["anyOf"]  # nothing of E2 shown
     assert e1["properties"]["evidence"]["enum"] == ["E1"]
     assert e1["properties"]["sentences"]["items"]["enum"] == [1, 2]
     assert e3["properties"]["evidence"]["enum"] == ["E3"]
-    assert e3["properties"]["sentences"]["items"]["enum"] == [1, 2, 3, 4, 5]
+    assert e3["properties"]["sentences"]["items"]["enum"] == [4, 5]
     assert e1["properties"]["values"]["items"]["enum"] == [1, 2]
-    assert set(e1["required"]) == {"evidence", "sentences"}
+    assert set(e1["required"]) == {"evidence", "sentences", "values"}
     assert "quote" not in e1["properties"]
-    nothing_shown = pointing_schema(SubagentAnswer, [], values=1)
+    nothing_shown = pointing_schema(SubagentAnswer, {}, values=1)
     assert nothing_shown["properties"]["findings"]["maxItems"] == 0
-    (one,) = pointing_schema(SubagentAnswer, [3], values=1)["$defs"]["ClaimedFinding"][
-        "anyOf"
-    ]
-    assert "values" not in one["properties"]
+    (one,) = pointing_schema(SubagentAnswer, {"a#0": [3]}, values=1)["$defs"][
+        "ClaimedFinding"
+    ]["anyOf"]
+    assert "values" not in one["properties"] and "values" not in one["required"]
+
+
+def test_a_year_is_no_value_number() -> None:
+    years = TASK.model_copy(update={"values": ("2008", "2009")})
+    assert task_values(["2009", 1, 2009], years) == ("2009", "2008")

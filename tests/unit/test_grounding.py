@@ -1,0 +1,73 @@
+"""A lead plans from what the knowledge base holds: it chooses, code spells."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from roles.grounding import Holdings, holdings_for
+from roles.plan import CorpusPlanner, ModelPlanner
+from runtime.kb import KnowledgeBase
+from tests.unit.fakes import scripted
+
+DISASTERS = (
+    "Which natural disasters and severe weather events struck in 2022 and 2023, "
+    "and what damage did each cause?"
+)
+HELD = Holdings(("Storm Eunice", "Cyclone Mocha"), (("Storms", (1, 2)),))
+
+
+def test_holdings_are_numbered_in_the_order_they_are_listed(freshwiki_kb: str) -> None:
+    held = holdings_for(KnowledgeBase(freshwiki_kb), DISASTERS, 8)
+    assert 2 <= len(held.items) <= 8 and "Storm Eunice" in held.items
+    numbers = [n for _, group in held.groups for n in group]
+    assert numbers == list(range(1, len(held.items) + 1))
+    listed = re.findall(r"^(\d+)\. (.+)$", held.listing(), re.MULTILINE)
+    assert [(int(n), t) for n, t in listed] == list(enumerate(held.items, 1))
+    assert "Storm Eunice" not in held.listing(leave_out=["storm eunice"])
+
+
+def test_code_spells_what_a_lead_names() -> None:
+    assert (
+        HELD.spell(2)
+        == HELD.spell("2")
+        == HELD.spell(" cyclone MOCHA")
+        == ("Cyclone Mocha")
+    )
+    assert HELD.spell("Typhoon Nanmadol") == "Typhoon Nanmadol"  # its own value
+    assert HELD.spell("2023") == "2023"  # a year, not an item number
+    assert HELD.spell(7) is None  # a number that names nothing listed
+    assert Holdings().spell(2023) == "2023"  # nothing listed: numbers are words
+
+
+def planned(answer: dict[str, Any], kb: str) -> list[str]:
+    corpus = CorpusPlanner(KnowledgeBase(kb), 6)
+    lead = ModelPlanner(scripted(answer), 6, 60.0, corpus)
+    plan = asyncio.run(lead.plan(DISASTERS)).plan
+    return [v for d in plan.dimensions for v in d.values]
+
+
+def test_values_named_by_number_are_the_listed_titles(freshwiki_kb: str) -> None:
+    held = holdings_for(KnowledgeBase(freshwiki_kb), DISASTERS, 12)
+    answer = {
+        "dimensions": [{"name": "event", "values": [1, 2]}],
+        "facets": [{"title": "All", "brief": "Damage.", "values": [1, 2]}],
+    }
+    assert planned(answer, freshwiki_kb) == list(held.items[:2])
+
+
+def test_a_plan_from_nothing_gets_the_knowledge_base_plan_first(
+    freshwiki_kb: str,
+) -> None:
+    answer = {
+        "dimensions": [{"name": "Revenue", "values": ["20%", "10%"]}],
+        "facets": [{"title": "Money", "brief": "Growth.", "values": ["20%", "10%"]}],
+    }
+    values = planned(answer, freshwiki_kb)
+    assert values[-2:] == ["20%", "10%"] and "Storm Eunice" in values[:-2]
+
+
+def test_a_direct_answer_is_not_turned_into_a_plan_here(freshwiki_kb: str) -> None:
+    # the gap check, not the planner, turns a direct answer into delegation
+    assert planned({"direct_answer": True}, freshwiki_kb) == []
