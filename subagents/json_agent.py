@@ -9,18 +9,20 @@ step that still does not validate after one repair turn fails the task.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from runtime.kb import KnowledgeBase
+from runtime.kb import KnowledgeBase, terms
 from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
+from state.findings import normalize_text
 from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
 from subagents.contract import (
     MAX_FINDINGS,
@@ -30,7 +32,7 @@ from subagents.contract import (
     invalid_output,
     pointing_schema,
 )
-from subagents.evidence import Excerpt, Ledger, record
+from subagents.evidence import Excerpt, Ledger, handle, record
 from subagents.gates import Gates
 from subagents.llm_agent import FINISH_PROMPT
 from subagents.state import AgentInput, AgentOutput, AgentState
@@ -38,12 +40,21 @@ from subagents.tools import call_tool, make_tools, tool_result
 
 STEP_PROMPT = (
     "Answer with one JSON object for your next step: "
-    '{"action": "search", "query": "..."} to search, '
+    '{"action": "search", "query": "<keywords>"} to search, '
     '{"action": "read", "evidence": "E1"} to read every sentence of evidence a '
     'search showed, or {"action": "finish", "findings": [{"evidence": "E1", '
     '"sentences": [2]}]} when you are done: each finding points at the evidence '
     "and the sentence numbers that show it."
 )
+SHOWN_PROMPT = (
+    "You have been shown evidence {first} to {last}. If sentences there answer "
+    "your facet, finish now and point at them."
+)
+SEARCHED_AGAIN = (
+    "You searched for that already; its evidence is above. Read a handle, search "
+    "for something else, or finish."
+)
+NO_KEYWORDS = "A search needs keywords from the question or your values."
 
 
 class SubagentStep(BaseModel):
@@ -67,6 +78,24 @@ class SubagentStep(BaseModel):
     )
 
 
+def step_prompt(evidence: Ledger) -> str:
+    """What a model is asked before each step: the choices, and what it has seen."""
+    if not evidence:
+        return STEP_PROMPT
+    last = handle(len(evidence) - 1)
+    return f"{SHOWN_PROMPT.format(first=handle(0), last=last)} {STEP_PROMPT}"
+
+
+def searched(messages: Sequence[AnyMessage]) -> set[str]:
+    """The queries of the searches a model already asked for, in normal form."""
+    steps = (
+        SubagentStep.model_validate_json(str(m.content))
+        for m in messages
+        if isinstance(m, AIMessage)
+    )
+    return {normalize_text(s.query) for s in steps if s.action == "search"}
+
+
 def recursion_limit(max_turns: int) -> int:
     """Steps for `max_turns` turns (one step each), the forced finish, one spare."""
     return max_turns + 2
@@ -87,7 +116,7 @@ def build_json_agent(
     ) -> Command[Literal["step", "finish", "__end__"]]:
         if spent(state) is not None:
             return Command(goto="finish")
-        messages = [*state["messages"], HumanMessage(STEP_PROMPT)]
+        messages = [*state["messages"], HumanMessage(step_prompt(state["evidence"]))]
         steps = len(state["messages"]) - 2
         try:
             chosen, usage = await ainvoke_structured(
@@ -113,12 +142,17 @@ def build_json_agent(
         )
         update: dict[str, object] = {"tokens": usage.tokens}
         denial = gates.check(state["task"], chosen.action, args, state["evidence"])
-        if denial is None:
+        searching = chosen.action == "search"
+        if denial is not None:
+            result, update["denials"] = denial.message(), [denial]
+        elif searching and not terms(chosen.query):
+            result = NO_KEYWORDS
+        elif searching and normalize_text(chosen.query) in searched(state["messages"]):
+            result = SEARCHED_AGAIN
+        else:
             result, update["evidence"] = await asyncio.to_thread(
                 run_tool, chosen.action, args, state
             )
-        else:
-            result, update["denials"] = denial.message(), [denial]
         update["messages"] = [said, HumanMessage(tool_result(chosen.action, result))]
         room_for_a_turn = state["remaining_steps"] > 2
         return Command(update=update, goto="step" if room_for_a_turn else "finish")

@@ -12,7 +12,7 @@ from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
 from subagents.gates import GatePolicy, Gates
-from subagents.json_agent import build_json_agent
+from subagents.json_agent import NO_KEYWORDS, SEARCHED_AGAIN, build_json_agent
 from subagents.state import agent_input
 from tests.unit.fakes import scripted
 
@@ -56,7 +56,18 @@ def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
         manifest, model, KnowledgeBase(kb), Gates(manifest, GatePolicy())
     )
     start = agent_input("Research.", TASK)
-    return dict(asyncio.run(agent.ainvoke(start)))
+
+    async def steps() -> dict[str, Any]:
+        """The last step's update, and every message the steps added, in order."""
+        said: list[Any] = []
+        last: dict[str, Any] = {}
+        async for update in agent.astream(start, stream_mode="updates"):
+            for node in update.values():
+                last = node or {}
+                said += last.get("messages", [])
+        return {**last, "said": said}
+
+    return asyncio.run(steps())
 
 
 def test_search_read_finish(creative_kb: str) -> None:
@@ -72,6 +83,17 @@ def test_a_finding_that_points_gets_its_quote_from_code(creative_kb: str) -> Non
     (finding,) = out["findings"]
     assert finding.source.passage_id == "AI_in_music#0"
     assert finding.quote == finding.claim == QUOTE
+
+
+def test_a_search_again_or_without_keywords_runs_nothing(creative_kb: str) -> None:
+    again = {"action": "search", "query": " ai  MUSIC"}
+    empty = {"action": "search", "query": "..."}
+    out = run(scripted(SEARCH, again, empty, FINISH), creative_kb, 5)
+    said = [str(m.content) for m in out["said"]]
+    assert said[1].startswith("Result of search:\nE1: AI in music")
+    assert said[3] == f"Result of search:\n{SEARCHED_AGAIN}"
+    assert said[5] == f"Result of search:\n{NO_KEYWORDS}"
+    assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
 def test_turns_stop_at_max_turns_then_it_must_finish(creative_kb: str) -> None:
