@@ -3,7 +3,9 @@
 For models that cannot call tools reliably (small local ones), a turn asks for
 one JSON object, enforced by the server where it can be: search, read, or
 finish with findings. The step's tool result comes back as the next message. A
-step that still does not validate after one repair turn fails the task.
+model that asks for a search it already made is going round in circles: it is
+asked to finish with what it was shown. A step that still does not validate
+after one repair turn fails the task.
 """
 
 from __future__ import annotations
@@ -50,10 +52,7 @@ SHOWN_PROMPT = (
     "You have been shown evidence {first} to {last}. If sentences there answer "
     "your facet, finish now and point at them."
 )
-SEARCHED_AGAIN = (
-    "You searched for that already; its evidence is above. Read a handle, search "
-    "for something else, or finish."
-)
+SEARCHED_AGAIN = "You searched for that already; its evidence is above."
 NO_KEYWORDS = "A search needs keywords from the question or your values."
 
 
@@ -154,8 +153,8 @@ def build_json_agent(
                 run_tool, chosen.action, args, state
             )
         update["messages"] = [said, HumanMessage(tool_result(chosen.action, result))]
-        room_for_a_turn = state["remaining_steps"] > 2
-        return Command(update=update, goto="step" if room_for_a_turn else "finish")
+        going_on = state["remaining_steps"] > 2 and result != SEARCHED_AGAIN
+        return Command(update=update, goto="step" if going_on else "finish")
 
     def run_tool(
         action: str, args: dict[str, str], state: AgentState

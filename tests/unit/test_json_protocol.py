@@ -85,14 +85,21 @@ def test_a_finding_that_points_gets_its_quote_from_code(creative_kb: str) -> Non
     assert finding.quote == finding.claim == QUOTE
 
 
-def test_a_search_again_or_without_keywords_runs_nothing(creative_kb: str) -> None:
-    again = {"action": "search", "query": " ai  MUSIC"}
+def test_a_search_without_keywords_runs_nothing(creative_kb: str) -> None:
     empty = {"action": "search", "query": "..."}
-    out = run(scripted(SEARCH, again, empty, FINISH), creative_kb, 5)
+    out = run(scripted(empty, SEARCH, FINISH), creative_kb, 5)
     said = [str(m.content) for m in out["said"]]
-    assert said[1].startswith("Result of search:\nE1: AI in music")
-    assert said[3] == f"Result of search:\n{SEARCHED_AGAIN}"
-    assert said[5] == f"Result of search:\n{NO_KEYWORDS}"
+    assert said[1] == f"Result of search:\n{NO_KEYWORDS}"
+    assert said[3].startswith("Result of search:\nE1: AI in music")
+    assert [f.quote for f in out["findings"]] == [QUOTE]
+
+
+def test_a_search_made_again_is_asked_to_finish(creative_kb: str) -> None:
+    again = {"action": "search", "query": " ai  MUSIC"}
+    answer = {"findings": [{"evidence": "E1", "sentences": [1]}]}
+    out = run(scripted(SEARCH, again, answer), creative_kb, 5)
+    said = [str(m.content) for m in out["said"]]
+    assert said[-1] == f"Result of search:\n{SEARCHED_AGAIN}"
     assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
