@@ -44,6 +44,19 @@ format: install
 clean:
 	rm -rf $(VENV) data/kb.sqlite data/runs.sqlite* out .pytest_cache .mypy_cache .ruff_cache
 
+# A real small model on the breadth sets (by hand, about an hour on two cores): the
+# figures of benchmarks/RESULTS.md's model section. SMALL_MODEL is a GGUF file.
+SMALL_MODEL ?= $(shell bash ../shared/tools/small-instruct-model.sh 2>/dev/null)
+.PHONY: eval-local
+eval-local: kb
+	@test -n "$(SMALL_MODEL)" || { echo "set SMALL_MODEL=path/to/model.gguf"; exit 2; }
+	mkdir -p out
+	for set in breadth heldout; do \
+		$(BIN)/delegator eval --dataset $$set --lead-model local:$(SMALL_MODEL) \
+			--subagent-model local:$(SMALL_MODEL) --json out/eval-local-$$set.json \
+			|| exit $$?; \
+	done
+
 # Benchmarks, never part of `make test`: one table, also written to benchmarks/RESULTS.md.
 .PHONY: bench
 bench: install

@@ -338,6 +338,16 @@ were not all there.
 """
 
 
+KEPT = "<!-- kept by make bench: measured by hand with delegator eval -->"
+"""Below this line RESULTS.md holds figures `make bench` does not measure."""
+
+
+def kept(previous: str) -> str:
+    """The part of the previous RESULTS.md that `make bench` keeps as it was."""
+    _, marker, tail = previous.partition(KEPT)
+    return f"\n{marker}{tail}" if marker else ""
+
+
 def main() -> None:
     """Run the benchmarks, print the table, write RESULTS.md."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -352,7 +362,8 @@ def main() -> None:
     rows += knowledge_base()
     rows += end_to_end(question)
     text = report(rows, time.perf_counter() - started)
-    RESULTS.write_text(text, encoding="utf-8")
+    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+    RESULTS.write_text(text + kept(old), encoding="utf-8")
     print(text)
 
 
