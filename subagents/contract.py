@@ -120,7 +120,8 @@ def pointing_schema(
     A server that enforces it lets a finding name only a handle of the
     ledger, each with the numbers of its sentences shown, and, for a task of
     several values, requires their numbers; with no evidence yet, it allows
-    no finding at all.
+    no finding at all. It asks for no claim: a finding whose output is
+    constrained only points, and claims what its sentences say.
     """
     enforced = json_schema(schema)
     shown = enforced["properties"]
@@ -129,7 +130,7 @@ def pointing_schema(
         shown["findings"] = {"type": "array", "maxItems": 0}
         return enforced
     fields = enforced["$defs"][ClaimedFinding.__name__]["properties"]
-    kept = {"claim": fields["claim"], "confidence": fields["confidence"]}
+    kept = {"confidence": fields["confidence"]}
     required = ["evidence", "sentences"]
     if values > 1:
         numbers = {"type": "integer", "enum": list(range(1, values + 1))}
