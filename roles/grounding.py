@@ -93,14 +93,19 @@ def kind_groups(kinds: Kinds, docs: Sequence[str]) -> list[list[str]]:
     return groups
 
 
-def group_label(kb: KnowledgeBase, docs: Sequence[str]) -> str:
-    """A group's name: the top-level headings most of its documents share."""
+def top_headings(kb: KnowledgeBase, docs: Sequence[str]) -> dict[str, set[str]]:
+    """The top-level section headings of each of `docs`, read in one pass."""
     wanted = set(docs)
     headings: dict[str, set[str]] = {}
     for doc, lead, section, _ in kb.lead_and_sections():
         if doc in wanted and not lead:
             headings.setdefault(doc, set()).add(section.split(" > ")[0])
-    shared = Counter(h for found in headings.values() for h in found)
+    return headings
+
+
+def group_label(headings: dict[str, set[str]], docs: Sequence[str]) -> str:
+    """A group's name: the top-level headings most of its documents share."""
+    shared = Counter(h for doc in docs for h in headings.get(doc, ()))
     common = [h for h, n in shared.most_common(LABEL_HEADINGS) if n > 1]
     if not common:
         return OTHERS
@@ -139,7 +144,8 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     groups = []
     kinds = kind_groups(document_kinds(kb), list(titles))
     alone = [doc for group in kinds if len(group) == 1 for doc in group]
-    labelled = [(group_label(kb, g), g) for g in kinds if len(g) > 1]
+    headings = top_headings(kb, list(titles))
+    labelled = [(group_label(headings, g), g) for g in kinds if len(g) > 1]
     for label, group in [*labelled, *([(OTHERS, alone)] if alone else [])]:
         numbers = tuple(range(len(items) + 1, len(items) + len(group) + 1))
         items += [titles[d] for d in group]
