@@ -86,6 +86,11 @@ def handle(index: int) -> str:
     return f"E{index + 1}"
 
 
+def handle_of(passage_id: str, ledger: Iterable[str]) -> str:
+    """The handle of a passage the ledger holds."""
+    return handle(list(ledger).index(passage_id))
+
+
 def passage_of(reference: str, ledger: Iterable[str]) -> str | None:
     """The passage a handle ("E2") or a passage id names, if the ledger holds it."""
     passages = list(ledger)

@@ -22,7 +22,7 @@ from state.denials import Denial
 from state.tasks import TaskDefinition
 from subagents.budget import wrap_up_reason, wrapped_up
 from subagents.contract import ClaimedFinding, SubagentAnswer, check_answer
-from subagents.evidence import Excerpt, Ledger, handle, record, shown_more
+from subagents.evidence import Excerpt, Ledger, handle_of, record, shown_more
 from subagents.gates import Gates
 from subagents.reading import best_sentences, idf_weights
 from subagents.registry import DefinitionError
@@ -104,12 +104,12 @@ def build_extractive_agent(
             weights = idf_weights(kb, [*terms(task.question), *terms(value)])
             read = []
             for hit in _best_hits(search(value, run), weights, PASSAGES_READ_PER_VALUE):
-                shown = list(run.evidence).index(hit["passage_id"])
-                for passage in call("read", {"handle": handle(shown)}, run):
+                shown = handle_of(hit["passage_id"], run.evidence)
+                for passage in call("read", {"handle": shown}, run):
                     read.append((passage["passage_id"], passage["sentences"]))
             claimed += [
                 ClaimedFinding(
-                    evidence=handle(list(run.evidence).index(extract.passage_id)),
+                    evidence=handle_of(extract.passage_id, run.evidence),
                     sentences=[extract.number],
                     values=[at + 1],
                     confidence=round(extract.matched, 3),
