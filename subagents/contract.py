@@ -120,8 +120,9 @@ def pointing_schema(
     A server that enforces it lets a finding name only a handle of the
     ledger, each with the numbers of its sentences shown, and, for a task of
     several values, requires their numbers; with no evidence yet, it allows
-    no finding at all. It asks for no claim: a finding whose output is
-    constrained only points, and claims what its sentences say.
+    no finding at all. It asks for no claim and no confidence (a float a
+    constrained model can spin out to its length limit): a finding whose
+    output is constrained only points, and claims what its sentences say.
     """
     enforced = json_schema(schema)
     shown = enforced["properties"]
@@ -130,7 +131,7 @@ def pointing_schema(
         shown["findings"] = {"type": "array", "maxItems": 0}
         return enforced
     fields = enforced["$defs"][ClaimedFinding.__name__]["properties"]
-    kept = {"confidence": fields["confidence"]}
+    kept: dict[str, Any] = {}
     required = ["evidence", "sentences"]
     if values > 1:
         numbers = {"type": "integer", "enum": list(range(1, values + 1))}

@@ -101,7 +101,7 @@ def test_the_engine_lets_a_finding_only_point_at_evidence_shown(gemma: str) -> N
     assert model is not None
     shown = {"AI_in_music#0": [1, 2], "AI_in_film#0": [1]}
     enforced = pointing_schema(SubagentAnswer, shown, values=2)
-    enforced["properties"]["findings"]["minItems"] = 1  # make it say something
+    enforced["properties"]["findings"] |= {"minItems": 1, "maxItems": 2}  # say little
     ask = [SystemMessage("Point at the evidence that answers."), HumanMessage(EVIDENCE)]
     answer, _ = asyncio.run(
         ainvoke_structured(model, ask, SubagentAnswer, enforce=enforced)
