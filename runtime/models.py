@@ -188,6 +188,19 @@ RULE_PARALLEL = 8
 """Subagents at once with no model: they are quick and share the machine."""
 
 
+def endpoint(settings: ModelSettings) -> str:
+    """Which server the settings' calls go to: one name per endpoint.
+
+    Every `local:` model shares this process's engine; no model is its own
+    endpoint; a remote spec is named by its provider and base URL.
+    """
+    spec = resolve_spec(settings.spec)
+    provider = spec.partition(":")[0]
+    if provider in ("local", EXTRACTIVE):
+        return provider
+    return f"{provider}:{settings.base_url or 'default'}"
+
+
 def parallel_limit(settings: ModelSettings, asked: int = 0) -> int:
     """How many subagents on this model may work at once.
 

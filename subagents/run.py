@@ -28,7 +28,7 @@ from runtime.context import Context
 from runtime.durable import attempt_number, durable
 from runtime.kb import knowledge_base
 from runtime.metering import UsageMeter
-from runtime.models import ModelSettings, load_chat_model, parallel_limit
+from runtime.models import ModelSettings, load_chat_model
 from runtime.reliability import (
     CONTROL_FLOW,
     describe,
@@ -36,7 +36,7 @@ from runtime.reliability import (
     is_transient,
     retry_policy,
 )
-from runtime.slots import run_slot
+from runtime.slots import task_slots
 from state.agents import AgentManifest
 from state.budget import Budget
 from state.tasks import TaskDefinition, TaskResult
@@ -97,7 +97,7 @@ def time_limit(task: TaskDefinition, manifest: AgentManifest) -> float:
 
 
 async def run_task(task: TaskDefinition) -> TaskResult:
-    """Run `task` to a result, within the run's parallel cap: never raises.
+    """Run `task` to a result within its run's and endpoint's caps: never raises.
 
     Call it from a graph node: its attempts are LangGraph tasks. A task that
     is still failing after its attempts gives a failed result saying why.
@@ -105,7 +105,6 @@ async def run_task(task: TaskDefinition) -> TaskResult:
     ctx = get_runtime(Context).context
     manifest = (await registered(ctx.agents_dir))[task.agent_id]
     settings = ctx.agent_model(manifest.model)
-    limit = parallel_limit(settings, ctx.max_parallel)
     idle = TimeoutPolicy(idle_timeout=task.idle_timeout_s or None)
     attempt = durable(
         run_attempt,
@@ -114,7 +113,7 @@ async def run_task(task: TaskDefinition) -> TaskResult:
         timeout=idle if task.idle_timeout_s else None,
     )
     started = datetime.now(UTC)
-    async with run_slot(task.trace_id, limit):
+    async with task_slots(task.trace_id, settings, ctx.max_parallel):
         try:
             return await attempt(task)
         except CONTROL_FLOW:
