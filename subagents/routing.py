@@ -1,9 +1,12 @@
 """Which agent takes a facet's task, and why: one interface, four strategies.
 
-- capability: the words of the facet's title and values (and 'date' when they
-  name a year) against each agent's declared domains; no match goes to the
-  default agent.
-- semantic: TF-IDF cosine similarity of the facet to each agent's description.
+- capability: the words of the facet's title and values against each agent's
+  declared domains. A domain few agents declare counts for more; on a tie the
+  agent with fewer domains (the specialist) wins, and a year in the facet
+  matching 'date' only breaks what is still tied. No match goes to the default
+  agent.
+- semantic: TF-IDF cosine similarity of the facet's title and values to each
+  agent's description and domains.
 - load: the agent with the fewest tasks in flight.
 - round_robin: each agent in turn.
 
@@ -28,19 +31,27 @@ Route = tuple[str | None, str]
 """The agent to send a task to (None: none in service), and why."""
 
 
-def facet_text(facet: Facet) -> str:
-    """What a facet asks for, as one text: its title, brief and values."""
-    return " ".join([facet.title, facet.brief, *facet.values])
+DATE = "date"
+"""The domain an agent declares for dated things: matched by a year in a facet."""
 
 
-def facet_needs(facet: Facet) -> set[str]:
+def facet_words(facet: Facet) -> set[str]:
     """What a facet is about: the words of its title and values.
 
-    'date' is added when they name a year. The brief is left out: it often
-    restates the whole question.
+    The brief is left out: it restates the whole question, which every
+    facet shares.
     """
-    text = " ".join([facet.title, *facet.values])
-    return stems(text) | ({"date"} if years(text) else set())
+    return stems(" ".join([facet.title, *facet.values]))
+
+
+def is_dated(facet: Facet) -> bool:
+    """Whether the facet's title or values name a year."""
+    return bool(years(" ".join([facet.title, *facet.values])))
+
+
+def domain_words(agent: AgentManifest) -> set[str]:
+    """The words of an agent's declared domains."""
+    return stems(" ".join(agent.domains))
 
 
 class Router:
@@ -107,22 +118,28 @@ class Router:
         return self.capability(facet, pool)
 
     def capability(self, facet: Facet, pool: list[AgentManifest]) -> tuple[str, str]:
-        """The agent whose domains share most words with the facet."""
-        asked = facet_needs(facet)
-        scored = [(sorted(asked & stems(" ".join(a.domains))), a) for a in pool]
-        # a named subject outweighs a year, which only says the facet is dated
-        matched, best = max(
-            scored, key=lambda s: (len(set(s[0]) - {"date"}), len(s[0]))
-        )
+        """The agent whose domains match the facet's subject most specifically."""
+        asked = facet_words(facet) - {DATE}
+        dated = {DATE} if is_dated(facet) else set()
+        declared = [domain_words(a) for a in pool]
+        idf = inverse_frequencies(declared)
+
+        def rank(i: int) -> tuple[float, int, int, int]:
+            subject = asked & declared[i]
+            specific = -len(declared[i]) if subject else 0
+            return sum(idf[w] for w in subject), specific, len(dated & declared[i]), -i
+
+        best = max(range(len(pool)), key=rank)
+        matched = sorted((asked | dated) & declared[best])
         if not matched:
             return pool[0].agent_id, "no agent's domains match; the default agent"
-        return best.agent_id, f"its domains match: {', '.join(matched)}"
+        return pool[best].agent_id, f"its domains match: {', '.join(matched)}"
 
     def semantic(self, facet: Facet, pool: list[AgentManifest]) -> tuple[str, str]:
-        """The agent whose description is most similar to the facet (TF-IDF)."""
-        documents = [stems(a.description) for a in pool]
+        """The agent whose description and domains are most like the facet."""
+        documents = [stems(a.description) | domain_words(a) for a in pool]
         idf = inverse_frequencies(documents)
-        query = vector(stems(facet_text(facet)), idf)
+        query = vector(facet_words(facet), idf)
         scores = [cosine(query, vector(d, idf)) for d in documents]
         best = max(range(len(scores)), key=lambda i: scores[i])
         return pool[best].agent_id, f"most similar description ({scores[best]:.2f})"

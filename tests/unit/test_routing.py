@@ -94,3 +94,63 @@ def test_a_user_drops_a_definition_in_a_folder_and_sees_it_chosen(
     assert music["agent"] == "music_critic"
     assert str(music["route"]).startswith("its domains match: music")
     assert any(f["agent"] != "music_critic" for f in delegated.values())
+
+
+FLOOD_RESEARCHER = AgentManifest(
+    agent_id="flood_researcher",
+    description="Researches floods and heavy rain.",
+    domains=("floods", "flooding", "rain"),
+    tools=("search", "read"),
+    fallback="extractor",
+    system_prompt="You research floods.",
+)
+
+
+@pytest.mark.parametrize("strategy", ["capability", "semantic"])
+def test_a_specialist_takes_its_facet_from_the_generalist(strategy: str) -> None:
+    team = {**agents(), "flood_researcher": FLOOD_RESEARCHER}
+    router = Router(team, {}, strategy)
+    assert router.assign(FACETS[0])[0] == "flood_researcher"
+    storms = Facet(
+        id="f3", title="Storms", brief="2022 floods.", values=("Storm Eunice",)
+    )
+    assert router.assign(storms)[0] == "events_researcher"
+
+
+def test_a_year_alone_still_finds_the_agent_of_dated_things() -> None:
+    facet = Facet(id="f4", title="What happened in 2023", brief="x", values=("y",))
+    router = Router(agents(), {}, "capability")
+    assert router.assign(facet) == ("events_researcher", "its domains match: date")
+
+
+def test_semantic_routing_reads_the_facet_not_the_question_briefs_repeat() -> None:
+    question = "How did floods, poems and sonnets shape 2022?"
+    facets = [
+        Facet(id="a", title="Sonnets", brief=question, values=("Shakespeare",)),
+        Facet(id="b", title="Pakistan floods", brief=question, values=("Sindh",)),
+    ]
+    router = Router(agents(), {}, "semantic")
+    assert [router.assign(f)[0] for f in facets] == ["poet", "events_researcher"]
+
+
+def test_a_users_flood_researcher_takes_the_floods_of_the_disasters_question(
+    tmp_path: Path, freshwiki_kb: str
+) -> None:
+    (tmp_path / "flood_researcher.md").write_text(
+        "---\nname: flood_researcher\ndescription: Researches floods and heavy rain.\n"
+        "domains: [floods, flooding, rain]\ntools: [search, read]\n"
+        "fallback: extractor\n---\nYou research floods.\n"
+    )
+    state = research(
+        "Which natural disasters and severe weather events struck in 2022 and "
+        "2023, and what damage did each cause?",
+        extractive(freshwiki_kb, agents_dir=str(tmp_path), max_rounds=0),
+    )
+    taken = {
+        str(e.fields["values"]): e.fields["agent"]
+        for e in state["events"]
+        if e.kind == "DELEGATE"
+    }
+    floods = [agent for values, agent in taken.items() if "flood" in values.lower()]
+    assert floods == ["flood_researcher"]
+    assert "events_researcher" in taken.values()
