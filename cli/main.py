@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import io
 import json
 import os
 import signal
@@ -38,7 +39,7 @@ from evals.datasets import load_breadth, outline_cases
 from evals.langsmith_upload import publish
 from evals.runner import evaluate, table
 from roles.page import eval_page, report_page
-from runtime.context import Context
+from runtime.context import Context, given_settings
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
 from runtime.reliability import describe
 from state.graph import ResearchState
@@ -115,7 +116,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         "max_parallel": args.max_parallel,
         "on_escalation": "skip" if args.no_interrupt else None,
     }
-    context = Context(**{k: v for k, v in given.items() if v is not None})
+    context = context_of(args.set, given)
     fork = None
     if args.command == "fork":
         fork = ForkFrom(args.source, args.checkpoint, args.plan)
@@ -146,8 +147,6 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         return exits.ESCALATED
     seconds = time.perf_counter() - started
     report = report_of(state)
-    sys.stdout.write(report.markdown)
-    sys.stdout.flush()
     # the full result reads every cited passage: built once, and only if written
     result = functools.cache(
         lambda: result_json(state, seconds, request.thread_id, context)
@@ -158,6 +157,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         (args.html, lambda: report_page(result())),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
+    to_stdout(report.markdown)
     if report.summary.incomplete:
         err.print(f"[red]incomplete:[/] {escape(report.summary.incomplete)}")
         return exits.INCOMPLETE
@@ -167,6 +167,28 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         err.print(escape(summary_line(report.summary)), highlight=False)
         err.print(f"done in {seconds:.1f}s; thread {escape(request.thread_id)}")
     return exits.OK
+
+
+def context_of(pairs: list[str], flags: dict[str, Any]) -> Context:
+    """The run's context: `--set` pairs, then the flags given, over the defaults."""
+    given = given_settings(pairs)
+    given.update((k, v) for k, v in flags.items() if v is not None)
+    return Context(**given)
+
+
+def to_stdout(text: str) -> None:
+    """Print `text`; a reader that has gone (closed or broken stdout) is no error.
+
+    The run's files are written before: nothing is lost either way.
+    """
+    if sys.stdout is None or sys.stdout.closed:
+        return
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at nothing first
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @contextmanager
@@ -249,7 +271,7 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
         "kb_path": args.kb,
         "on_escalation": "skip",
     }
-    context = Context(**{k: v for k, v in given.items() if v is not None})
+    context = context_of(args.set, given)
     scores = asyncio.run(
         evaluate(
             cases,
@@ -259,13 +281,15 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
             console=err,
         )
     )
-    Console(width=200).print(table(scores))
     scored = [s.model_dump(mode="json") for s in scores]
     files: list[tuple[Path | None, Callable[[], str]]] = [
         (args.json, lambda: json.dumps(scored, indent=2)),
         (args.html, lambda: eval_page(scored)),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
+    shown = io.StringIO()
+    Console(width=200, file=shown).print(table(scores))
+    to_stdout(shown.getvalue())
     settings = {
         "lead_model": context.lead_model,
         "subagent_model": context.subagent_model,
@@ -294,11 +318,13 @@ def run_history(args: argparse.Namespace, err: Console) -> int:
     checkpoints = asyncio.run(thread_history(args.thread, args.db, args.checkpointer))
     if not checkpoints:
         raise ThreadError(f"thread {args.thread} holds no checkpoints")
-    for checkpoint in checkpoints:
-        sys.stdout.write(
+    to_stdout(
+        "".join(
             f"{checkpoint.checkpoint_id}  step {checkpoint.step:>3}  "
             f"next: {', '.join(checkpoint.next) or '(finished)'}\n"
+            for checkpoint in checkpoints
         )
+    )
     return exits.OK
 
 

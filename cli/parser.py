@@ -12,6 +12,19 @@ from runtime.kb import DEFAULT_KB_PATH
 DEFAULT_JOBS = 10
 
 
+def add_set_option(options: argparse.ArgumentParser) -> None:
+    """`--set FIELD=VALUE`: any context setting, for a run or an eval."""
+    options.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any run setting by its context field, e.g. --set "
+        "task_token_budget=20000 (repeat it; the README's settings table lists "
+        "them; a flag of its own wins)",
+    )
+
+
 def store_options() -> argparse.ArgumentParser:
     """Where runs are checkpointed."""
     options = argparse.ArgumentParser(add_help=False)
@@ -54,6 +67,7 @@ def run_options() -> argparse.ArgumentParser:
         action="store_true",
         help="pause after planning for a person to accept, edit or extend the plan",
     )
+    add_set_option(options)
     add("--out", type=Path, help="write the Markdown report here")
     add("--json", type=Path, help="write the full result here")
     add("--html", type=Path, help="write the report as one self-contained page here")
@@ -134,6 +148,7 @@ def parser() -> argparse.ArgumentParser:
         "--concurrency", type=int, default=2, help="cases run at once (default 2)"
     )
     evaluate.add_argument("--kb", help="knowledge base of breadth cases")
+    add_set_option(evaluate)
     evaluate.add_argument("--json", type=Path, help="write every score here")
     evaluate.add_argument("--html", type=Path, help="write the scores as a page here")
     evaluate.add_argument(

@@ -5,18 +5,26 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
-from runtime.models import EXTRACTIVE, ModelSettings, Protocol, Role, resolve_spec
+from runtime.models import (
+    EXTRACTIVE,
+    ModelSettings,
+    Protocol,
+    Role,
+    check_credentials,
+    resolve_spec,
+)
 from runtime.paths import allowed
 from state.agents import AgentModel
 from state.budget import Budget
 
 T = TypeVar("T", bool, int, float, str)
-PROTOCOLS = ("auto", "tools", "json")
-ESCALATIONS = ("interrupt", "skip")
-ROUTINGS = ("capability", "semantic", "load", "round_robin")
-DANGEROUS = ("deny", "ask")
+ProtocolChoice = Literal["auto", "tools", "json"]
+Escalation = Literal["interrupt", "skip"]
+Routing = Literal["capability", "semantic", "load", "round_robin"]
+DangerousTools = Literal["deny", "ask"]
+ROUTINGS: tuple[str, ...] = get_args(Routing)
 APPROVABLE_ENV = "DELEGATOR_APPROVABLE_TOOLS"
 """Dangerous tools a run's settings may approve: the operator's choice, not a
 caller's (an approval from `DELEGATOR_APPROVED_TOOLS` itself is the operator's)."""
@@ -31,24 +39,43 @@ class ConfigError(ValueError):
 
 KB_DIRS_ENV = "DELEGATOR_KB_DIRS"
 """Folders a `kb_path` must lie in, if set (see `runtime.paths`)."""
-_KINDS: dict[object, tuple[type, str]] = {
-    "bool": (bool, "true or false"),
-    "int": (int, "whole number"),
-    "float": (float, "number"),
-    "str": (str, "string"),
+_KINDS: dict[object, str] = {
+    bool: "true or false",
+    int: "whole number",
+    float: "number",
+    str: "string",
 }
 
 
-def _checked(name: str, value: object, declared: object) -> object:
-    kind, kind_name = _KINDS[declared]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+def checked(name: str, value: object, declared: Any, limits: dict[str, Any]) -> object:
+    """`value` as the field `name` of type `declared` holds it, or a ConfigError.
+
+    `limits` are the field's declared `minimum` or `above` (a bound it must
+    exceed); a `Literal` type's arguments are its choices.
+    """
+    if get_origin(declared) is Literal:
+        choices = get_args(declared)
+        if value not in choices:
+            raise ConfigError(
+                f"{name} must be one of {', '.join(choices)}, not {value!r}"
+            )
+        return value
+    if declared is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+    if not isinstance(value, declared) or (
+        declared is not bool and isinstance(value, bool)
+    ):
         raise ConfigError(
-            f"{name} must be a {kind_name}, not {type(value).__name__} {value!r}"
+            f"{name} must be a {_KINDS[declared]}, not {type(value).__name__} {value!r}"
         )
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{name} must be a finite number, not {value!r}")
+    if "minimum" in limits and value < limits["minimum"]:
+        least = limits["minimum"]
+        bound = "0 or more" if least == 0 else f"at least {least:g}"
+        raise ConfigError(f"{name} must be {bound}")
+    if "above" in limits and value <= limits["above"]:
+        raise ConfigError(f"{name} must be positive")
     return value
 
 
@@ -62,31 +89,44 @@ def check_kb_path(kb_path: str) -> None:
         raise ConfigError("kb_path is outside the folders this server allows")
 
 
-def setting(name: str, default: T, description: str) -> Any:
+def parsed(name: str, raw: str, kind: type[T]) -> T:
+    """`raw`, the text given for setting `name`, as a value of type `kind`."""
+    if kind is bool:
+        if raw.strip().lower() not in TRUE + FALSE:
+            raise ConfigError(f"{name}={raw!r} is not true or false")
+        return kind(raw.strip().lower() in TRUE)
+    try:
+        return kind(raw)
+    except ValueError as err:
+        raise ConfigError(f"{name}={raw!r} is not a valid {kind.__name__}") from err
+
+
+def setting(
+    name: str,
+    default: T,
+    description: str,
+    *,
+    minimum: float | None = None,
+    above: float | None = None,
+) -> Any:
     """A context field whose value, when not given, comes from the environment.
 
-    An explicit value beats `DELEGATOR_<NAME>`, which beats `default`.
+    An explicit value beats `DELEGATOR_<NAME>`, which beats `default`. A
+    value must be at least `minimum`, or more than `above`, when given.
     """
     env_name = f"DELEGATOR_{name.upper()}"
 
     def from_env() -> T:
         raw = os.environ.get(env_name)
-        if raw is None:
-            return default
-        if isinstance(default, bool):
-            if raw.strip().lower() not in TRUE + FALSE:
-                raise ConfigError(f"{env_name}={raw!r} is not true or false")
-            return raw.strip().lower() in TRUE
-        try:
-            return type(default)(raw)
-        except ValueError as err:
-            raise ConfigError(
-                f"{env_name}={raw!r} is not a valid {type(default).__name__}"
-            ) from err
+        return default if raw is None else parsed(env_name, raw, type(default))
 
+    limits = {"minimum": minimum, "above": above}
     return field(
         default_factory=from_env,
-        metadata={"description": f"{description} Default {default!r}; env {env_name}."},
+        metadata={
+            "description": f"{description} Default {default!r}; env {env_name}.",
+            **{k: v for k, v in limits.items() if v is not None},
+        },
     )
 
 
@@ -108,7 +148,7 @@ class Context:
     subagent_model: str = setting(
         "subagent_model", "auto", "Model of the subagents; same specs as lead_model."
     )
-    subagent_protocol: str = setting(
+    subagent_protocol: ProtocolChoice = setting(
         "subagent_protocol",
         "auto",
         "How LLM subagents act: 'tools' (native tool calls), 'json' (one JSON "
@@ -120,12 +160,13 @@ class Context:
         "A folder of subagent definitions (*.md) to add; one named like a "
         "built-in replaces it.",
     )
-    routing: str = setting(
+    routing: Routing = setting(
         "routing",
         "capability",
         "How facets are given to agents: 'capability' (the facet's words against "
-        "each agent's domains), 'semantic' (TF-IDF similarity of the brief to each "
-        "description), 'load' (fewest tasks in flight) or 'round_robin'.",
+        "each agent's domains), 'semantic' (TF-IDF similarity of its title and "
+        "values to each description), 'load' (fewest tasks in flight) or "
+        "'round_robin'.",
     )
     gates: str = setting(
         "gates",
@@ -133,7 +174,7 @@ class Context:
         "Your own tool-call gates, 'module:function' separated by commas, from "
         "packages DELEGATOR_GATE_PACKAGES allows; they run after the built-in ones.",
     )
-    dangerous_tools: str = setting(
+    dangerous_tools: DangerousTools = setting(
         "dangerous_tools",
         "deny",
         "What a call to a dangerous tool (web_fetch) gets unless approved: 'deny', "
@@ -163,67 +204,88 @@ class Context:
         "built on first use.",
     )
     max_subagents: int = setting(
-        "max_subagents", 5, "Most facets planned, and most tasks sent per round."
+        "max_subagents",
+        5,
+        "Most facets planned, and most tasks sent per round.",
+        minimum=1,
     )
     max_rounds: int = setting(
-        "max_rounds", 3, "Re-delegation rounds after the first; 0 disables."
+        "max_rounds",
+        3,
+        "Re-delegation rounds after the first; 0 disables.",
+        minimum=0,
     )
     max_parallel: int = setting(
         "max_parallel",
         0,
         "Most subagents of one run working at once; 0 chooses from the endpoint: "
         "a local engine's slots, 16 for a remote API, 8 with no model.",
+        minimum=0,
     )
     min_findings_per_value: int = setting(
         "min_findings_per_value",
         1,
         "Verified findings a value needs to count as covered.",
+        minimum=1,
     )
     findings_per_value: int = setting(
-        "findings_per_value", 3, "Findings an extractive subagent cuts per value."
+        "findings_per_value",
+        3,
+        "Findings an extractive subagent cuts per value.",
+        minimum=1,
     )
     task_timeout_s: float = setting(
-        "task_timeout_s", 120.0, "Seconds one attempt at a subagent task may run."
+        "task_timeout_s",
+        120.0,
+        "Seconds one attempt at a subagent task may run.",
+        above=0,
     )
     task_idle_timeout_s: float = setting(
         "task_idle_timeout_s",
         180.0,
         "Seconds an attempt may go without a model or tool call before it fails.",
+        above=0,
     )
     task_attempts: int = setting(
         "task_attempts",
         3,
         "Attempts per task, the first included; only transient errors (timeouts, "
         "rate limits, connection errors, 5xx) are retried.",
+        minimum=1,
     )
     retry_backoff_s: float = setting(
         "retry_backoff_s",
         1.0,
         "Wait before the first retry; it doubles each retry, plus up to 1s jitter.",
+        minimum=0,
     )
     task_token_budget: int = setting(
         "task_token_budget",
         0,
         "Model tokens one subagent task may spend (it wraps up near it); 0: no limit.",
+        minimum=0,
     )
     task_tool_calls: int = setting(
         "task_tool_calls",
         0,
         "Tool calls one subagent task may make (it wraps up near it); 0: no limit.",
+        minimum=0,
     )
     run_token_budget: int = setting(
         "run_token_budget",
         0,
         "Model tokens the whole run may spend before it stops re-delegating; "
         "0: no limit.",
+        minimum=0,
     )
     breaker_threshold: int = setting(
         "breaker_threshold",
         3,
         "Consecutive failed tasks that open an agent's circuit: its tasks go to "
         "its fallback agent, or stay uncovered.",
+        minimum=1,
     )
-    on_escalation: str = setting(
+    on_escalation: Escalation = setting(
         "on_escalation",
         "interrupt",
         "What a branch or run that cannot go on does: 'interrupt' pauses it for "
@@ -233,38 +295,49 @@ class Context:
         "escalate_after",
         2,
         "Failed tasks of one facet after which its branch escalates.",
+        minimum=1,
     )
     run_timeout_s: float = setting(
         "run_timeout_s",
         1800.0,
         "Seconds after which a run sends no more tasks and writes its report.",
+        above=0,
     )
     lead_max_tokens: int = setting(
-        "lead_max_tokens", 2048, "Longest answer of one lead model call, in tokens."
+        "lead_max_tokens",
+        2048,
+        "Longest answer of one lead model call, in tokens.",
+        minimum=1,
     )
     subagent_max_tokens: int = setting(
         "subagent_max_tokens",
         1024,
         "Longest answer of one subagent model call, in tokens.",
+        minimum=1,
     )
     request_timeout_s: float = setting(
         "request_timeout_s",
         120.0,
         "Seconds one model request may take; transient errors are retried.",
+        above=0,
     )
     lead_timeout_s: float = setting(
         "lead_timeout_s",
         180.0,
         "Seconds each lead step (plan, enumerate, write) may take.",
+        above=0,
     )
 
     def __post_init__(self) -> None:
         """Refuse settings of the wrong type, out of range, or naming nothing.
 
         A caller of the server sends these as JSON: nothing is taken on trust.
+        Each field's type, choices and range are declared beside it.
         """
         for f in fields(self):
-            setattr(self, f.name, _checked(f.name, getattr(self, f.name), f.type))
+            value = getattr(self, f.name)
+            limits = dict(f.metadata)
+            setattr(self, f.name, checked(f.name, value, _TYPES[f.name], limits))
         check_kb_path(self.kb_path)
         if self.agents_dir and not allowed(self.agents_dir, AGENT_DIRS_ENV):
             raise ConfigError("agents_dir is outside the folders this server allows")
@@ -277,58 +350,8 @@ class Context:
             raise ConfigError(
                 f"approved_tools may only name tools {APPROVABLE_ENV} lists"
             )
-        for name, value, choices in (
-            ("routing", self.routing, ROUTINGS),
-            ("dangerous_tools", self.dangerous_tools, DANGEROUS),
-        ):
-            if value not in choices:
-                raise ConfigError(
-                    f"{name} must be one of {', '.join(choices)}, not {value!r}"
-                )
-        for name in (
-            "lead_max_tokens",
-            "subagent_max_tokens",
-            "max_subagents",
-            "min_findings_per_value",
-            "findings_per_value",
-            "task_attempts",
-            "breaker_threshold",
-            "escalate_after",
-        ):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1")
-        for name in (
-            "max_rounds",
-            "max_parallel",
-            "task_token_budget",
-            "task_tool_calls",
-            "run_token_budget",
-        ):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be 0 or more")
-        if self.retry_backoff_s < 0:
-            raise ConfigError("retry_backoff_s must be 0 or more")
-        timeouts = (
-            self.task_timeout_s,
-            self.lead_timeout_s,
-            self.run_timeout_s,
-            self.request_timeout_s,
-            self.task_idle_timeout_s,
-        )
-        if min(timeouts) <= 0:
-            raise ConfigError("timeouts must be positive")
-        resolve_spec(self.lead_model)
-        resolve_spec(self.subagent_model)
-        if self.on_escalation not in ESCALATIONS:
-            raise ConfigError(
-                f"on_escalation must be one of {', '.join(ESCALATIONS)}, "
-                f"not {self.on_escalation!r}"
-            )
-        if self.subagent_protocol not in PROTOCOLS:
-            raise ConfigError(
-                f"subagent_protocol must be one of {', '.join(PROTOCOLS)}, "
-                f"not {self.subagent_protocol!r}"
-            )
+        check_credentials(self.model("lead"))
+        check_credentials(self.model("subagent"))
 
     def task_limits(self, remaining_s: float | None = None) -> dict[str, Any]:
         """A task's time limits, attempts and budget; `remaining_s` of the run."""
@@ -369,3 +392,26 @@ class Context:
             max_tokens=self.lead_max_tokens if lead else self.subagent_max_tokens,
             timeout_s=self.request_timeout_s,
         )
+
+
+_TYPES: dict[str, Any] = get_type_hints(Context)
+"""Each context field's declared type, resolved once."""
+
+
+def given_settings(pairs: list[str]) -> dict[str, Any]:
+    """Context fields from `FIELD=VALUE` texts, as `--set` takes them.
+
+    Each value is read as its field's type; the Context checks its range.
+    """
+    given: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep:
+            raise ConfigError(f"--set {pair!r} is not FIELD=VALUE")
+        if name not in _TYPES:
+            known = ", ".join(sorted(_TYPES))
+            raise ConfigError(f"unknown setting {name!r}; the settings are {known}")
+        kind = _TYPES[name]
+        given[name] = parsed(name, raw, str if get_origin(kind) is Literal else kind)
+    return given

@@ -73,6 +73,10 @@ class ModelSpecError(ValueError):
     """A model spec that names no known provider."""
 
 
+class MissingCredentialsError(ModelSpecError):
+    """A remote model with neither a key nor an endpoint to call."""
+
+
 class ModelTimeoutError(TimeoutError):
     """A model that did not answer in the time its step allows."""
 
@@ -161,6 +165,18 @@ def resolve_spec(spec: str) -> str:
 
         check_gguf(name)
     return spec
+
+
+def check_credentials(settings: ModelSettings) -> None:
+    """Refuse an OpenAI model that has neither a key nor a base URL to call."""
+    spec = resolve_spec(settings.spec)
+    if spec.startswith("openai:") and not (settings.api_key or settings.base_url):
+        role = settings.role.upper()
+        raise MissingCredentialsError(
+            f"{spec} for the {settings.role} needs a key: set OPENAI_API_KEY (or "
+            f"DELEGATOR_{role}_API_KEY), or OPENAI_BASE_URL (or "
+            f"DELEGATOR_{role}_BASE_URL) for a server that needs none"
+        )
 
 
 def load_chat_model(settings: ModelSettings) -> BaseChatModel | None:

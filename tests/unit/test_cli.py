@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,44 @@ def test_explicit_setting_beats_the_environment(
     assert by_environment[:2] == [0, 1] and explicit == [0]
 
 
+def test_set_takes_any_setting_and_a_flag_of_its_own_wins(
+    freshwiki_kb: str, tmp_path: Path
+) -> None:
+    result = tmp_path / "result.json"
+    sets = ["--set", "max_rounds=0", "--set", "max_subagents=2"]
+    assert (
+        main(research_args(freshwiki_kb, *sets, "--json", str(result), "--quiet")) == 0
+    )
+    assert json.loads(result.read_text())["summary"]["tasks"] == 2
+    flag = ["--max-subagents", "3"]
+    assert main(research_args(freshwiki_kb, *sets, *flag, "--json", str(result))) == 0
+    assert json.loads(result.read_text())["summary"]["tasks"] == 3
+
+
+@pytest.mark.parametrize("stdout", ["broken", "closed"])
+def test_a_reader_gone_from_stdout_loses_no_file(
+    freshwiki_kb: str, tmp_path: Path, stdout: str
+) -> None:
+    result, report = tmp_path / "result.json", tmp_path / "report.md"
+    script = Path(sys.executable).parent / "delegator"
+    read, write = os.pipe()
+    os.close(read)  # broken: nobody reads what is written
+    args = research_args(freshwiki_kb, "--quiet", "--json", str(result))
+    done = subprocess.run(
+        [str(script), *args, "--max-rounds", "0", "--out", str(report)],
+        stdout=write if stdout == "broken" else None,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None,
+    )
+    os.close(write)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert json.loads(result.read_text())["report"] == report.read_text()
+
+
 def test_progress_goes_to_stderr(
     freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -102,6 +141,10 @@ def test_progress_goes_to_stderr(
         (["research", "why", "--max-rounds", "-1"], 2, "max_rounds must be 0 or more"),
         (["research", "why", "--max-parallel", "-1"], 2, "max_parallel must be 0 or"),
         (["research", "why", "--lead-model", "nope"], 2, "unknown model spec"),
+        (["research", "why", "--set", "routing=fast"], 2, "routing must be one of"),
+        (["research", "why", "--set", "max_rounds"], 2, "is not FIELD=VALUE"),
+        (["research", "why", "--set", "rounds=2"], 2, "unknown setting 'rounds'"),
+        (["eval", "--set", "task_attempts=x"], 2, "task_attempts='x' is not a valid"),
         (["research", "why", "--kb", "/nonexistent/kb.sqlite"], 4, "no knowledge base"),
         (["ingest", "/nonexistent/folder", "--kb", "/tmp/x.sqlite"], 4, "not exist"),
     ],

@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 
 from cli import exits
 from cli.main import main
+from graphs.research import graph
 from nodes.dispatch import check_agents
 from roles.verify import NOT_VERBATIM
 from runtime.context import ConfigError, Context
@@ -73,6 +74,24 @@ def test_not_a_knowledge_base_is_a_clear_error(tmp_path: Any) -> None:
         research("floods", extractive(str(bogus)))
 
 
+def test_a_remote_model_without_key_or_endpoint_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DELEGATOR_LEAD_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("DELEGATOR_LEAD_BASE_URL", raising=False)
+    with pytest.raises(ModelSpecError, match="set OPENAI_API_KEY"):
+        Context(lead_model="openai:gpt-4o-mini")
+    monkeypatch.setenv("DELEGATOR_LEAD_BASE_URL", "http://127.0.0.1:9/v1")
+    assert Context(lead_model="openai:gpt-4o-mini").model("lead").base_url
+
+
+def test_each_choice_setting_is_a_dropdown_in_studio() -> None:
+    schema = graph.get_context_jsonschema()["properties"]
+    for name in ("routing", "dangerous_tools", "on_escalation", "subagent_protocol"):
+        assert schema[name]["enum"], name
+
+
 @pytest.mark.parametrize("role", ["lead_model", "subagent_model"])
 def test_unknown_model_spec_is_refused_before_the_run(role: str) -> None:
     with pytest.raises(ModelSpecError, match="unknown model spec 'mystery:model'"):
@@ -84,7 +103,8 @@ def test_unknown_model_spec_is_refused_before_the_run(role: str) -> None:
     [
         ({"max_rounds": -1}, "max_rounds"),
         ({"max_subagents": 0}, "max_subagents"),
-        ({"task_timeout_s": 0}, "timeouts"),
+        ({"task_timeout_s": 0}, "task_timeout_s must be positive"),
+        ({"routing": "fastest"}, "routing must be one of capability, semantic"),
     ],
 )
 def test_out_of_range_settings_are_config_errors(
