@@ -9,7 +9,7 @@ export LANGGRAPH_NO_VERSION_CHECK := true
 export LANGSMITH_TRACING := false
 export LANGGRAPH_STRICT_MSGPACK := true
 
-.PHONY: install kb demo test lint format clean
+.PHONY: install kb demo test lint format clean system
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,11 @@ demo: kb
 		--subagent-model extractive --out out/report.md --json out/result.json \
 		--html out/report.html
 
-test: lint
+# The Debian packages the tests use (PostgreSQL, Chromium), installed when missing.
+system:
+	bash tools/system-packages.sh
+
+test: lint system
 	$(BIN)/pytest
 
 lint: install
@@ -46,7 +50,7 @@ clean:
 
 # A real small model on the breadth sets (by hand, about an hour on two cores): the
 # figures of benchmarks/RESULTS.md's model section. SMALL_MODEL is a GGUF file.
-SMALL_MODEL ?= $(shell bash ../shared/tools/small-instruct-model.sh 2>/dev/null)
+SMALL_MODEL ?= $(shell bash tools/small-instruct-model.sh 2>/dev/null)
 .PHONY: eval-local
 eval-local: kb
 	@test -n "$(SMALL_MODEL)" || { echo "set SMALL_MODEL=path/to/model.gguf"; exit 2; }

@@ -1,7 +1,7 @@
 """Eval datasets: breadth cases, and outline cases built from FreshWiki articles.
 
 A breadth case lists the articles a complete answer draws on, grouped by the
-facets a thorough decomposition must reach (`../shared/datasets/breadth/dev.json`
+facets a thorough decomposition must reach (`evals/data/breadth_dev.json`
 format; any file of that format). An outline case asks for a briefing on one
 article; its gold is the article's section headings (less See also, References
 and the like), and it runs on a knowledge base that leaves that article out, as
