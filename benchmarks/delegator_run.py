@@ -39,7 +39,7 @@ from benchmarks.fakes import (
     write_corpus,
 )
 from graphs.research import builder
-from nodes.dispatch import first_round
+from roles.delegation import first_round
 from runtime.context import Context
 from runtime.kb import ingest
 from runtime.models import ModelSettings, register_provider

@@ -24,7 +24,7 @@ from rich.console import Console
 
 from cli.progress import RunProgress
 from graphs.research import builder
-from nodes.dispatch import first_round
+from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from state.graph import InputState, ResearchState

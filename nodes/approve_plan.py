@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.dispatch import first_tasks
+from roles.delegation import first_tasks
 from runtime.context import Context
 from runtime.durable import can_pause
 from runtime.escalation import ask_until
@@ -57,5 +57,5 @@ async def approve_plan(
     )
     if approved == plan:
         return {"events": [event]}
-    tasks = first_tasks(approved, ctx, state["trace_id"], agents)
+    tasks = first_tasks(approved, ctx, state["run_id"], agents)
     return {"plan": approved, "pending": tasks, "events": [event]}

@@ -1,19 +1,20 @@
 """gap_check: coverage by code, an independent enumeration, and what to re-send.
 
-Gaps go to each facet's agent, or to its fallback while the agent's circuit is
-open. When the run's token budget is spent with values still uncovered, the
-coordinator escalates like a branch does: a person may grant another budget's
-worth (retry, or a hint for the next tasks) or let it write its report.
+What is re-sent, to whom, and when delegation stops are the rules of
+`roles.delegation`. When the run's token budget is spent with values still
+uncovered, the coordinator escalates like a branch does: a person may grant
+another budget's worth (retry, or a hint for the next tasks) or let it write
+its report.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 
 from langgraph.runtime import Runtime, get_runtime
 
+from roles.delegation import budget_spent, next_round, remaining_seconds
 from roles.enumerate import enumerators
 from runtime.context import Context
 from runtime.durable import can_pause, durable
@@ -28,25 +29,16 @@ from state.findings import Finding
 from state.graph import ResearchState
 from state.handoff import Decision, HandoffSummary
 from state.plan import CoveragePlan
-from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
 from subagents.registry import registered
-from subagents.routing import Router
-
-MAX_ATTEMPTS_PER_VALUE = 2
-"""Tasks a value may be sent in before it is left uncovered."""
 
 
 async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     """Compute coverage, enumerate what the plan missed, queue the gaps.
 
     The enumerations run after a direct answer too: values they find turn it
-    into a delegated plan. Delegation stops (no pending tasks) when every value
-    is covered, when a person aborted the run, after `max_rounds`
-    re-delegations, when a round added no verified finding, when the run's
-    deadline has passed or its token budget is spent, or when no uncovered
-    value can be sent (tried as often as allowed, or no agent in service); the
-    reason is recorded.
+    into a delegated plan. What goes out next, and when delegation stops, is
+    `roles.delegation.next_round`'s rule; a spent token budget asks a person.
     """
     ctx = runtime.context
     plan, round_no = state["plan"], state.get("round", 0)
@@ -61,30 +53,22 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         new_values=tuple(new_values),
         previous=history[-1] if history else None,
     )
-    remaining = ctx.run_timeout_s - (time.time() - state.get("started_at", time.time()))
-    results = list(state.get("results", {}).values())
-    agents = await registered(ctx.agents_dir)
-    tasks, blocked = next_tasks(
+    decided = next_round(
         plan,
-        results,
+        list(state.get("results", {}).values()),
         findings,
-        coverage.uncovered,
-        trace_id=state["trace_id"],
-        round_no=round_no + 1,
+        coverage,
+        run_id=state["run_id"],
         ctx=ctx,
-        router=Router(agents, state.get("breakers", {}), ctx.routing),
-        remaining_s=remaining,
+        agents=await registered(ctx.agents_dir),
+        breakers=state.get("breakers", {}),
+        remaining_s=remaining_seconds(ctx, state.get("started_at", time.time())),
     )
-    aborted = any(r.escalation == "abort" for r in results)
-    stopped = (
-        "a person aborted the run"
-        if aborted
-        else stop_reason(coverage, tasks, round_no, ctx.max_rounds, remaining, blocked)
-    )
+    tasks, stopped = decided.tasks, decided.stopped
     granted = state.get("budget_granted", 0)
     spent = spent_tokens(state) + usage.tokens
-    budget = ctx.run_token_budget + granted
-    if stopped is None and ctx.run_token_budget and spent >= budget:
+    if stopped is None and budget_spent(ctx, spent, granted):
+        budget = ctx.run_token_budget + granted
         decision = decide_on_budget(state, coverage, spent, budget, ctx, runtime)
         events.append(
             emit(
@@ -99,8 +83,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
             tasks = [t.with_hint(decision.hint) for t in tasks]
         else:
             stopped = f"the run's token budget was spent ({spent} of {budget} tokens)"
-    if stopped:
-        tasks = []
+            tasks = []
     coverage = coverage.model_copy(update={"stopped": stopped})
     event = emit(
         "COVERAGE",
@@ -121,7 +104,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         "pending": tasks,
         "events": [*events, event],
         "lead_usage": usage,
-        "blocked": blocked,
+        "blocked": decided.blocked,
         "budget_granted": granted,
     }
     if tasks:
@@ -167,31 +150,6 @@ def decide_on_budget(
     return decision if decision.action != "abort" else Decision(action="skip")
 
 
-def stop_reason(
-    coverage: RoundCoverage,
-    tasks: list[TaskDefinition],
-    round_no: int,
-    max_rounds: int,
-    remaining_s: float,
-    blocked: dict[str, str],
-) -> str | None:
-    """Why delegation ends after this round, or None if the gaps go out again."""
-    if not coverage.uncovered:
-        return "every value is covered"
-    if round_no >= max_rounds:
-        return f"the round limit ({max_rounds} re-delegations) was reached"
-    if not coverage.improved:
-        return "the last round added no verified finding"
-    if remaining_s <= 0:
-        return "the run's deadline passed"
-    if not tasks and blocked:
-        why = "; ".join(sorted(set(blocked.values())))
-        return f"no uncovered value could be sent ({why})"
-    if not tasks:
-        return f"every uncovered value was sent out {MAX_ATTEMPTS_PER_VALUE} times"
-    return None
-
-
 async def enumerate_in_context(
     plan: CoveragePlan, findings: list[Finding]
 ) -> tuple[CoveragePlan, list[str], Usage, list[Event]]:
@@ -231,85 +189,3 @@ async def find_new_values(
             added += values
         usage += outcome.usage
     return plan, added, usage, failures
-
-
-def next_tasks(
-    plan: CoveragePlan,
-    results: list[TaskResult],
-    findings: list[Finding],
-    uncovered: tuple[str, ...],
-    *,
-    trace_id: str,
-    round_no: int,
-    ctx: Context,
-    router: Router,
-    remaining_s: float,
-) -> tuple[list[TaskDefinition], dict[str, str]]:
-    """One task per facet for its uncovered values not yet tried too often.
-
-    Values of a task escalated and skipped (or aborted) are not sent again.
-
-    Each goes to its facet's agent or that agent's fallback, and carries the
-    sources already cited and what earlier attempts at its values found or why
-    they failed. Returns the tasks, and the values no agent in service could
-    take, with the reason.
-    """
-    attempts = Counter(v for r in results for v in r.values)
-    let_go = {v for r in results if r.escalation in ("skip", "abort") for v in r.values}
-    by_facet: dict[str, list[str]] = {}
-    blocked: dict[str, str] = {}
-    owners = plan.owners()
-    for value in uncovered:
-        owner = owners.get(value)
-        if owner is None:
-            continue
-        if value in let_go:
-            blocked[value] = "escalated, and let go"
-            continue
-        if attempts[value] < MAX_ATTEMPTS_PER_VALUE:
-            by_facet.setdefault(owner.id, []).append(value)
-    facets = {f.id: f for f in plan.facets}
-    cited = tuple({f.source.passage_id: f.source for f in findings}.values())
-    never_tried_first = sorted(
-        by_facet.items(), key=lambda item: min(attempts[v] for v in item[1])
-    )
-    failures = Counter(r.facet_id for r in results if r.status == "failed")
-    tasks = []
-    for facet_id, values in never_tried_first:
-        facet = facets[facet_id]
-        agent_id, why = router.assign(facet)
-        if agent_id is None:
-            blocked.update(dict.fromkeys(values, why))
-            continue
-        tasks.append(
-            TaskDefinition.for_facet(
-                facet,
-                question=plan.question,
-                trace_id=trace_id,
-                round_no=round_no,
-                values=tuple(values),
-                cited=cited,
-                earlier=tuple(e for v in values if (e := earlier_attempt(v, results))),
-                agent_id=agent_id,
-                route=why,
-                failures=failures[facet_id],
-                **ctx.task_limits(remaining_s),
-            )
-        )
-    return tasks[: ctx.max_subagents], blocked
-
-
-def earlier_attempt(value: str, results: list[TaskResult]) -> str | None:
-    """What the last task sent for `value` found, or why it failed; None if none."""
-    tried = sorted((r for r in results if value in r.values), key=lambda r: r.round)
-    if not tried:
-        return None
-    last = tried[-1]
-    if last.status == "failed":
-        return f"{value}: the last task failed ({'; '.join(last.errors[:1])})"
-    found = sum(value in f.values for f in last.findings)
-    why = f"; {last.errors[0]}" if last.errors else ""
-    return (
-        f"{value}: the last task brought {found} finding(s) for it; too few passed "
-        f"verification{why}"
-    )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from nodes.dispatch import first_tasks, run_trace_id
+from roles.delegation import first_tasks
 from runtime.context import Context
+from runtime.durable import current_run_id
 from state.graph import SubagentInput, SubagentState
 from state.plan import DEFAULT_AGENT, CoveragePlan, Dimension, facets_for_values
 from state.question import check_question
@@ -38,5 +39,5 @@ async def prepare_task(
         dimensions=(Dimension(name="values", values=values),),
         facets=(facet,),
     )
-    (task,) = first_tasks(plan, ctx, run_trace_id(), agents)
+    (task,) = first_tasks(plan, ctx, current_run_id(), agents)
     return {"task": task}

@@ -20,12 +20,12 @@ DIRECT_ANSWER_SENTENCES = 3
 
 
 def answer_directly(
-    kb: KnowledgeBase, plan: CoveragePlan, trace_id: str, timeout_s: float
+    kb: KnowledgeBase, plan: CoveragePlan, run_id: str, timeout_s: float
 ) -> TaskResult:
     """The result of the lead's direct answer to a direct plan's question."""
     task = TaskDefinition(
-        task_id=task_id_for(trace_id, 0, DIRECT_FACET),
-        trace_id=trace_id,
+        task_id=task_id_for(run_id, 0, DIRECT_FACET),
+        run_id=run_id,
         agent_id=LEAD_AGENT,
         facet_id=DIRECT_FACET,
         question=plan.question,

@@ -7,10 +7,12 @@ instead of doing the work again.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, ParamSpec, TypeVar, cast
 
+from langgraph.config import get_config
 from langgraph.func import task
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy, TimeoutPolicy
@@ -43,3 +45,15 @@ def can_pause(runtime: Runtime[Any]) -> bool:
     """Whether the run has a checkpointer, so `interrupt()` can pause it."""
     info = runtime.execution_info
     return info is not None and info.thread_id is not None
+
+
+def current_run_id() -> str:
+    """The id of the running graph run: the server's run id, else a fresh one.
+
+    Task ids derive from it, so a replayed run keeps its ids (the node that
+    calls this is checkpointed) while two questions asked on one thread never
+    share any.
+    """
+    config = get_config()
+    run_id = config.get("run_id") or config.get("configurable", {}).get("run_id")
+    return str(run_id or uuid.uuid4())

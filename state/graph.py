@@ -49,7 +49,7 @@ class ResearchState(TypedDict, total=False):
 
     Attributes:
         question: The question to answer.
-        trace_id: Id of the run; task ids derive from it.
+        run_id: Id of the run; task ids derive from it.
         started_at: When the run started (seconds since the epoch), for its
             deadline.
         plan: The linted coverage plan; gap_check adds facets for new values.
@@ -74,7 +74,7 @@ class ResearchState(TypedDict, total=False):
     """
 
     question: str
-    trace_id: str
+    run_id: str
     started_at: float
     plan: CoveragePlan
     pending: list[TaskDefinition]

@@ -18,9 +18,9 @@ from state.usage import Usage
 TASK_NAMESPACE = uuid.UUID("6f1d7a52-3c1e-4d0b-9a57-64a3f1f0c2de")
 
 
-def task_id_for(trace_id: str, round_no: int, facet_id: str) -> str:
+def task_id_for(run_id: str, round_no: int, facet_id: str) -> str:
     """Deterministic task id: the same run, round and facet give the same id."""
-    return str(uuid.uuid5(TASK_NAMESPACE, f"{trace_id}/{round_no}/{facet_id}"))
+    return str(uuid.uuid5(TASK_NAMESPACE, f"{run_id}/{round_no}/{facet_id}"))
 
 
 class TaskDefinition(BaseModel):
@@ -29,7 +29,7 @@ class TaskDefinition(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    trace_id: str = Field(description="Id of the whole run the task belongs to.")
+    run_id: str = Field(description="Id of the whole run the task belongs to.")
     agent_id: str
     facet_id: str
     question: str = Field(description="The question the whole run answers.")
@@ -81,7 +81,7 @@ class TaskDefinition(BaseModel):
         facet: Facet,
         *,
         question: str,
-        trace_id: str,
+        run_id: str,
         round_no: int,
         values: tuple[str, ...] | None = None,
         cited: tuple[Source, ...] = (),
@@ -94,8 +94,8 @@ class TaskDefinition(BaseModel):
         not the facet's.
         """
         return cls(
-            task_id=task_id_for(trace_id, round_no, facet.id),
-            trace_id=trace_id,
+            task_id=task_id_for(run_id, round_no, facet.id),
+            run_id=run_id,
             agent_id=limits.pop("agent_id", facet.agent_id),
             facet_id=facet.id,
             question=question,

@@ -113,7 +113,7 @@ async def run_task(task: TaskDefinition) -> TaskResult:
         timeout=idle if task.idle_timeout_s else None,
     )
     started = datetime.now(UTC)
-    async with task_slots(task.trace_id, settings, ctx.max_parallel):
+    async with task_slots(task.run_id, settings, ctx.max_parallel):
         try:
             return await attempt(task)
         except CONTROL_FLOW:
@@ -154,7 +154,7 @@ def traced(task: TaskDefinition, agent: AgentManifest, attempt: int) -> Runnable
     """How a subagent run reads in a trace: a delegation named by agent and facet.
 
     Its tags and metadata carry the task, the agent and its version, the round,
-    the facet, the attempt and the coordinator's trace id.
+    the facet, the attempt and the coordinator's run id.
     """
     return {
         "run_name": f"{task.agent_id}: {', '.join(task.values)}"[:120],
@@ -167,7 +167,7 @@ def traced(task: TaskDefinition, agent: AgentManifest, attempt: int) -> Runnable
             "facet": task.facet_id,
             "values": list(task.values),
             "attempt": attempt,
-            "trace_id": task.trace_id,
+            "run_id": task.run_id,
         },
     }
 

@@ -34,7 +34,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 def ended(agent: str, failed: bool, second: int, round_no: int = 0) -> TaskResult:
     task = TaskDefinition(
         task_id=f"t{second}",
-        trace_id="t",
+        run_id="t",
         agent_id=agent,
         facet_id=f"f{second}",
         question="q",

@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from cli import exits
 from cli.main import main
 from graphs.research import graph
-from nodes.dispatch import check_agents
+from roles.delegation import check_agents
 from roles.verify import NOT_VERBATIM
 from runtime.context import ConfigError, Context
 from runtime.kb import KnowledgeBaseError
@@ -87,7 +87,9 @@ def test_a_remote_model_without_key_or_endpoint_says_what_to_set(
 
 
 def test_each_choice_setting_is_a_dropdown_in_studio() -> None:
-    schema = graph.get_context_jsonschema()["properties"]
+    drawn = graph.get_context_jsonschema()
+    assert drawn is not None
+    schema = drawn["properties"]
     for name in ("routing", "dangerous_tools", "on_escalation", "subagent_protocol"):
         assert schema[name]["enum"], name
 

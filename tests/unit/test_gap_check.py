@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from nodes.gap_check import MAX_ATTEMPTS_PER_VALUE, gap_check, next_tasks
+from nodes.gap_check import gap_check
+from roles.delegation import MAX_ATTEMPTS_PER_VALUE, next_tasks
 from roles.enumerate import probe
 from roles.render import why_uncovered
 from runtime.kb import KnowledgeBase
@@ -53,7 +54,7 @@ def result(task: TaskDefinition, *errors: str) -> TaskResult:
 def task_for(plan: CoveragePlan, value: str, round_no: int) -> TaskDefinition:
     facet = plan.owners()[value]
     return TaskDefinition.for_facet(
-        facet, question=QUESTION, trace_id="t", round_no=round_no, timeout_s=5
+        facet, question=QUESTION, run_id="t", round_no=round_no, timeout_s=5
     )
 
 
@@ -67,7 +68,7 @@ def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None
     state: ResearchState = {
         "plan": plan,
         "round": 1,
-        "trace_id": "t",
+        "run_id": "t",
         "findings": [],
         "results": {},
         "coverage": [before],
@@ -87,7 +88,7 @@ def test_the_first_round_of_gaps_is_redelegated(creative_kb: str) -> None:
     state: ResearchState = {
         "plan": plan,
         "round": 0,
-        "trace_id": "t",
+        "run_id": "t",
         "findings": [],
         "results": {},
         "coverage": [],
@@ -109,7 +110,7 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
         [result(t) for t in tried],
         [],
         ("music", "film", "writing", "1990s"),
-        trace_id="t",
+        run_id="t",
         round_no=2,
         ctx=extractive(creative_kb, max_subagents=2),
         router=Router(load_registry(), {}, "capability"),
@@ -152,7 +153,7 @@ def test_no_task_goes_out_after_the_run_deadline(creative_kb: str) -> None:
     state: ResearchState = {
         "plan": plan_of(*TITLES),
         "round": 0,
-        "trace_id": "t",
+        "run_id": "t",
         "started_at": time.time() - 10,
         "findings": [],
         "results": {},
@@ -183,7 +184,7 @@ def test_a_redelegated_task_carries_what_is_known(creative_kb: str) -> None:
         [failed],
         [cited],
         ("film",),
-        trace_id="t",
+        run_id="t",
         round_no=1,
         ctx=extractive(creative_kb),
         router=Router(load_registry(), {}, "capability"),

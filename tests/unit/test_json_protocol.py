@@ -21,7 +21,7 @@ QUOTE = (
 )
 TASK = TaskDefinition(
     task_id="t",
-    trace_id="r",
+    run_id="r",
     agent_id="researcher",
     facet_id="f0",
     question="What is the impact of AI on creative industries?",

@@ -71,7 +71,7 @@ def test_every_subagent_run_is_a_named_delegation_with_its_metadata(
         assert metadata["agent_version"] == "1"
         assert metadata["round"] == result.round
         assert metadata["facet"] == result.facet_id
-        assert metadata["trace_id"] == state["trace_id"]
+        assert metadata["run_id"] == state["run_id"]
         assert metadata["attempt"] == result.attempts == 1
         assert f"agent:{result.agent_id}" in delegation["tags"]
         assert delegation["parent"] is not None  # under the coordinator's branch

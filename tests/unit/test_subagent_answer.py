@@ -23,7 +23,7 @@ from subagents.evidence import passage_of, pointed_quote
 
 TASK = TaskDefinition(
     task_id="t",
-    trace_id="r",
+    run_id="r",
     agent_id="researcher",
     facet_id="f1",
     question="q",

@@ -18,7 +18,7 @@ from tests.unit.fakes import AnsweringModel, Scripted
 
 TASK = TaskDefinition(
     task_id="t",
-    trace_id="r",
+    run_id="r",
     agent_id="searcher",
     facet_id="f0",
     question="What is the impact of AI on creative industries?",
