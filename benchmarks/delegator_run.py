@@ -38,8 +38,9 @@ from benchmarks.fakes import (
     value_names,
     write_corpus,
 )
-from graphs.research import builder
+from graphs.research import compiled
 from roles.delegation import first_round
+from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from runtime.kb import ingest
 from runtime.models import ModelSettings, register_provider
@@ -71,22 +72,14 @@ def context(n: int, kb: Path) -> Context:
 
 @asynccontextmanager
 async def checkpointer(kind: str, url: str, folder: Path) -> AsyncIterator[Any]:
-    """The checkpointer to run on: in memory, SQLite in `folder`, or PostgreSQL."""
+    """The checkpointer to run on: in memory, or the CLI's (SQLite, PostgreSQL)."""
     if kind == "memory":
         yield InMemorySaver()
-    elif kind == "sqlite":
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-        async with AsyncSqliteSaver.from_conn_string(str(folder / "cp.db")) as saver:
-            yield saver
-    elif kind == "postgres":
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
-        async with AsyncPostgresSaver.from_conn_string(url) as saver:
-            await saver.setup()
-            yield saver
-    else:
-        raise ValueError(f"unknown checkpointer {kind!r}")
+        return
+    async with open_checkpointer(
+        folder / "cp.db", url if kind == "postgres" else None
+    ) as saver:
+        yield saver
 
 
 async def one_run(
@@ -130,7 +123,7 @@ async def measure(
         ingest(kb, [folder / "corpus"])
         async with checkpointer(kind, url, folder) as saver:
             assert isinstance(saver, BaseCheckpointSaver)
-            app = builder.compile(checkpointer=saver, name="research")
+            app = compiled(saver)
             await one_run(app, values[:1], kb)
             model.calls = lead.calls = 0
             walls, covered = [], []

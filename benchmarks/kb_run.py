@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import answer, peak_mib
-from runtime.kb import DEFAULT_CORPUS, KnowledgeBase, ingest, terms
+from runtime.kb import DEFAULT_CORPUS, KnowledgeBase, ingest
+from runtime.text import terms
 
 
 def queries(kb: Path, count: int, seed: int = 7) -> list[str]:

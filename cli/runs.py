@@ -23,7 +23,7 @@ from langgraph.types import Command, Interrupt
 from rich.console import Console
 
 from cli.progress import RunProgress
-from graphs.research import builder
+from graphs.research import FINISHED, PLANNED, compiled, continues_after
 from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
@@ -81,7 +81,7 @@ async def run_thread(
         EscalatedError: A branch or the run waits for a person and `ask` is None.
     """
     async with open_checkpointer(request.db, request.checkpointer_url) as saver:
-        app = builder.compile(checkpointer=saver, name="research")
+        app = compiled(saver)
         config: RunnableConfig = {"configurable": {"thread_id": request.thread_id}}
         if request.fork is not None:
             run_input: InputState | Command[Any] | None = await forked_input(
@@ -188,7 +188,7 @@ async def thread_history(
 ) -> list[Checkpoint]:
     """The thread's checkpoints, newest first."""
     async with open_checkpointer(db, checkpointer_url) as saver:
-        app = builder.compile(checkpointer=saver, name="research")
+        app = compiled(saver)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         return [
             Checkpoint(
@@ -198,16 +198,6 @@ async def thread_history(
             )
             async for s in app.aget_state_history(config)
         ]
-
-
-NODE_BEFORE = {
-    "approve_plan": "dispatch",
-    "aggregate": "subagent",
-    "verify": "aggregate",
-    "gap_check": "verify",
-    "write": "gap_check",
-}
-"""The node whose update leads to each node: a copied state continues there."""
 
 
 async def forked_input(
@@ -233,19 +223,16 @@ async def forked_input(
         raise ThreadError(f"thread {request.thread_id} exists; fork to a new one")
     values = dict(snapshot.values)
     if request.question is not None:
-        await app.aupdate_state(target, values, as_node="write")
+        await app.aupdate_state(target, values, as_node=FINISHED)
         return {"question": request.question}
     if fork.plan is not None:
         values |= await replanned(values, fork.plan, request.context)
-        await app.aupdate_state(target, values, as_node="dispatch")
+        await app.aupdate_state(target, values, as_node=PLANNED)
         return None
     upcoming = snapshot.next[0] if snapshot.next else None
-    if upcoming == "dispatch":
+    if upcoming == PLANNED:
         return {"question": values["question"]}
-    if upcoming == "subagent":
-        as_node = "approve_plan" if values.get("round", 0) == 0 else "gap_check"
-    else:
-        as_node = NODE_BEFORE.get(upcoming or "", "write")
+    as_node = continues_after(upcoming, values.get("round", 0))
     await app.aupdate_state(target, values, as_node=as_node)
     return None
 

@@ -11,8 +11,9 @@ approve_plan passes the plan through unless a person is to review it. Each
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
@@ -84,5 +85,35 @@ class ResearchGraph(
         return copied
 
 
-graph = builder.compile(name="research")
-graph.__class__ = ResearchGraph
+def compiled(checkpointer: BaseCheckpointSaver[Any] | None = None) -> ResearchGraph:
+    """The research graph, compiled on `checkpointer` (the CLI's, a benchmark's)."""
+    app = builder.compile(checkpointer=checkpointer, name="research")
+    app.__class__ = ResearchGraph
+    return cast(ResearchGraph, app)
+
+
+graph = compiled()
+"""The graph langgraph.json exports: the server attaches its own checkpointer."""
+
+PLANNED = "dispatch"
+"""The node after which a run's plan and first tasks are in its state."""
+FINISHED = "write"
+"""The node after which a run is over: a new question starts afresh."""
+
+
+def continues_after(upcoming: str | None, round_no: int) -> str:
+    """The node a copied state is written as, so the run goes on at `upcoming`.
+
+    Read off the graph's edges: the node whose update leads to `upcoming`. A
+    fan-out follows the plan's approval in round 0 and the gap check after.
+    """
+    if upcoming == "subagent":
+        return "approve_plan" if round_no == 0 else "gap_check"
+    before = {
+        end: source
+        for source, branches in builder.branches.items()
+        for spec in branches.values()
+        for end in (spec.ends or {}).values()
+    }
+    before |= {end: source for source, end in builder.edges if source != START}
+    return before.get(upcoming or END, FINISHED)

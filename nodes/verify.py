@@ -11,7 +11,7 @@ import asyncio
 
 from langgraph.runtime import Runtime
 
-from roles.fact_check import UNSUPPORTED, FactChecker, finding_key
+from roles.fact_check import REFUSED, FactChecker, finding_key
 from roles.verify import verify_findings
 from runtime.context import Context
 from runtime.kb import knowledge_base
@@ -43,10 +43,10 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
             verdicts, usage = outcome
             checked |= verdicts
             update["fact_checks"] = checked
-            update["verifier_usage"] = usage
+            update["fact_check_usage"] = usage
     refused = [f for f in kept if checked.get(finding_key(f)) is False]
     if refused:
-        dropped[UNSUPPORTED] += len(refused)
+        dropped[REFUSED] += len(refused)
         kept = [f for f in kept if checked.get(finding_key(f)) is not False]
     return {**update, "findings": kept, "dropped": dict(dropped)}
 

@@ -58,7 +58,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         sentences_dropped=sentences,
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
-        verifier=state.get("verifier_usage", Usage()),
+        verifier=state.get("fact_check_usage", Usage()),
         wall_seconds=time.time() - state.get("started_at", time.time()),
     )
     report = Report(

@@ -122,7 +122,7 @@ def first_round(
         "coverage": Overwrite([]),
         "events": Overwrite([]),
         "lead_usage": Overwrite(Usage()),
-        "verifier_usage": Overwrite(Usage()),
+        "fact_check_usage": Overwrite(Usage()),
         "fact_checks": {},
         "breakers": {},
         "blocked": {},

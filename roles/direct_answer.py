@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from runtime.kb import KnowledgeBase, terms
-from runtime.sentences import sentences
+from runtime.kb import KnowledgeBase
+from runtime.text import sentences, terms
 from state.plan import DIRECT_FACET, LEAD_AGENT, CoveragePlan
 from state.tasks import TaskDefinition, TaskResult, task_id_for
 from subagents.reading import best_sentences, idf_weights, quoted_findings

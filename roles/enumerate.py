@@ -27,10 +27,11 @@ from pydantic import BaseModel, Field
 
 from roles.grounding import Holdings
 from roles.plan import CorpusPlanner, DimensionDraft
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
+from runtime.text import terms, years
 from state.findings import Finding
 from state.plan import CoveragePlan, normalize, refusal
 from state.usage import Usage

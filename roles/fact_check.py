@@ -25,7 +25,7 @@ from state.usage import Usage
 
 BATCH = 8
 """Findings judged in one call."""
-UNSUPPORTED = "the fact checker found the claim unsupported"
+REFUSED = "the fact checker found the claim unsupported"
 
 
 class Verdict(BaseModel):

@@ -13,8 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, terms, years
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import Kinds, document_kinds
+from runtime.text import terms, years
 from state.plan import named_item, normalize
 
 LABEL_HEADINGS = 2

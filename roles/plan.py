@@ -21,7 +21,7 @@ from roles.grounding import (
     reached_documents,
     relevant_sections,
 )
-from runtime.kb import KnowledgeBase, Passage, terms
+from runtime.kb import KnowledgeBase, Passage
 from runtime.kinds import Kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.reliability import describe
@@ -30,6 +30,7 @@ from runtime.structured import (
     ainvoke_structured,
     schema_instructions,
 )
+from runtime.text import terms
 from state.plan import (
     CoveragePlan,
     Dimension,

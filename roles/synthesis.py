@@ -16,14 +16,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.models import lead_deadline
 from runtime.structured import call_model, message_text
+from runtime.text import cited_sentences
 from state.findings import Finding
 from state.report import Citation
 from state.usage import Usage
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _INVALID = re.compile(r"\s*\[(\d+)\]")
-_BOUNDARY = re.compile(r"(?<![\s.][A-Z]\.)(?<=[.!?])((?:\s*\[\d+\])*)\s+(?=[A-Z\"“(])")
-"""Where a sentence ends: after its stop and the markers that follow it."""
 SYNTHESIS_PROMPT = """You write the opening of a research report from numbered
 evidence only. In at most four short paragraphs, answer the question. Cite every
 statement with the numbers of the evidence it rests on, like [2] or [1][4]; use
@@ -53,7 +52,7 @@ def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
     paragraphs = []
     for paragraph in re.split(r"\n\s*\n", text.strip()):
         kept = []
-        for sentence in split_sentences(paragraph):
+        for sentence in cited_sentences(paragraph):
             cited = [int(n) for n in _CITATION.findall(sentence)]
             markers += sum(n not in valid for n in cited)
             if not valid.intersection(cited):
@@ -63,16 +62,6 @@ def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
         if kept:
             paragraphs.append(" ".join(kept))
     return ("\n\n".join(paragraphs) or None), markers, sentences
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    """The sentences of a paragraph, each with the citation markers it ends with."""
-    sentences, start = [], 0
-    for boundary in _BOUNDARY.finditer(paragraph):
-        sentences.append(paragraph[start : boundary.end(1)])
-        start = boundary.end()
-    sentences.append(paragraph[start:])
-    return [s.strip() for s in sentences if s.strip()]
 
 
 def _keep_if(marker: re.Match[str], valid: set[int]) -> str:

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, Passage, stems
-from runtime.sentences import sentence_spans, sentences
+from runtime.kb import KnowledgeBase, Passage
+from runtime.text import negations, numbers, sentence_spans, sentences, stems
 from state.findings import Finding, normalize_text
 from state.plan import normalize
 
@@ -33,12 +33,7 @@ NOT_VERBATIM = "quote not verbatim in its passage"
 UNSUPPORTED = "claim not supported by its quote"
 OFF_VALUE = "evidence not about its values"
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
-NEGATIONS = frozenset(
-    "no not never none nor neither nobody nothing nowhere without cannot".split()
-)
 
 
 @dataclass(frozen=True)
@@ -52,11 +47,6 @@ class Verdict:
 def opening_passage_id(doc_id: str) -> str:
     """The id of a document's first passage: its lead, which says what it is about."""
     return f"{doc_id}#0"
-
-
-def numbers(text: str) -> set[str]:
-    """The numbers written in `text`, thousands separators removed."""
-    return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
 def locate(quote: str, text: str) -> tuple[int, int] | None:
@@ -91,12 +81,6 @@ def quote_sentences(quote: str, passage_text: str) -> str | None:
     start, end = span
     held = [(a, b) for a, b in sentence_spans(passage_text) if a < end and b > start]
     return passage_text[held[0][0] : held[-1][1]] if held else None
-
-
-def negations(text: str) -> set[str]:
-    """The negating words of `text` ("no", "not", "never", "didn't" ...)."""
-    words = {w.casefold() for w in _WORD.findall(text)}
-    return {w for w in words if w in NEGATIONS or w.endswith(("n't", "n’t"))}
 
 
 def supports(claim: str, evidence: str) -> bool:

@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from runtime.sentences import sentences
+from runtime.text import sentences
 
 SUFFIXES = (".md", ".txt", ".html", ".htm", ".json")
 MAX_PASSAGE_CHARS = 1500

@@ -6,7 +6,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import tempfile
 import threading
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.corpus import Document, Skipped, passages, read_documents
-from runtime.sentences import ends_sentence
+from runtime.text import ends_sentence, terms, years
 from state.findings import Source
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -28,17 +27,6 @@ RELEVANT_SHARE = 0.5
 """A document or passage is relevant when it scores this share of the best."""
 # BM25 column weights: title, section, text.
 _WEIGHTS = (8.0, 3.0, 1.0)
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because
-    been before being below between both but by can could did do does doing down during
-    each few for from further had has have having he her here hers him his how i if in
-    into is it its itself just me more most my no nor not now of off on once only or
-    other our out over own same she should so some such than that the their them then
-    there these they this those through to too under until up very was we were what
-    when where which while who whom why will with would you your each did cause caused
-    which whose many much may might must shall yet get got make made one two""".split()
-)
 
 APPLICATION_ID = 0x444C4754
 """`PRAGMA application_id` of a delegator knowledge base: "DLGT" in ASCII."""
@@ -90,36 +78,6 @@ class Passage:
             url=self.url,
             section=self.section,
         )
-
-
-def terms(text: str) -> list[str]:
-    """Content words of `text`: lower-cased, stopwords and single letters dropped."""
-    return [
-        w
-        for w in (m.group().casefold() for m in _WORD.finditer(text))
-        if len(w) > 1 and w not in STOPWORDS
-    ]
-
-
-def stem(word: str) -> str:
-    """A light suffix-stripping stem, to match 'disasters' with 'disaster'."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-_YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
-
-
-def stems(text: str) -> set[str]:
-    """The stemmed content words of `text`."""
-    return {stem(t) for t in terms(text)}
-
-
-def years(text: str) -> set[str]:
-    """The years (1500-2199) a text names."""
-    return set(_YEAR.findall(text))
 
 
 def opening(text: str) -> str:

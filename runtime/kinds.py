@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, stem, terms
+from runtime.kb import KnowledgeBase
+from runtime.text import stem, terms
 
 Profile = Mapping[str, float]
 """Weighted words of a document, scaled to unit length."""

@@ -63,7 +63,7 @@ class ResearchState(TypedDict, total=False):
         events: Protocol events (DELEGATE, RESULT, RETRY, ESCALATE, COVERAGE),
             appended by the nodes that emit them.
         lead_usage: What the lead model's calls cost (plan, enumerate, write).
-        verifier_usage: What the verifier agent's calls cost.
+        fact_check_usage: What the verifier agent's calls cost.
         fact_checks: The verifier's verdict on each finding it judged, by key.
         breakers: Each agent's circuit breaker, after the results so far.
         blocked: Uncovered values no agent could take, with the reason.
@@ -85,7 +85,7 @@ class ResearchState(TypedDict, total=False):
     coverage: Annotated[list[RoundCoverage], operator.add]
     events: Annotated[list[Event], operator.add]
     lead_usage: Annotated[Usage, operator.add]
-    verifier_usage: Annotated[Usage, operator.add]
+    fact_check_usage: Annotated[Usage, operator.add]
     fact_checks: dict[str, bool]
     breakers: dict[str, Breaker]
     blocked: dict[str, str]

@@ -16,8 +16,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from typing_extensions import TypedDict
 
-from runtime.kb import Passage, stems
-from runtime.sentences import sentence_spans
+from runtime.kb import Passage
+from runtime.text import sentence_spans, stems
 
 NOTHING_FOUND = "Nothing found."
 SHOWN_PER_HIT = 3

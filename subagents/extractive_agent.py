@@ -16,7 +16,8 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from runtime.kb import KnowledgeBase, terms
+from runtime.kb import KnowledgeBase
+from runtime.text import terms
 from state.agents import AgentManifest
 from state.denials import Denial
 from state.tasks import TaskDefinition

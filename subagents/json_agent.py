@@ -21,8 +21,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from runtime.kb import KnowledgeBase, terms
+from runtime.kb import KnowledgeBase
 from runtime.structured import ModelOutputError, ainvoke_structured
+from runtime.text import terms
 from state.agents import AgentManifest
 from state.findings import normalize_text
 from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up

@@ -10,7 +10,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, stem, stems
+from runtime.kb import KnowledgeBase
+from runtime.text import stem, stems
 from state.findings import Finding
 
 MIN_SENTENCE_CHARS = 40

@@ -22,7 +22,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from runtime.kb import stems, years
+from runtime.text import stems, years
 from state.agents import AgentManifest
 from state.circuit import Breaker
 from state.plan import DEFAULT_AGENT, Facet

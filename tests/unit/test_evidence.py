@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from roles.verify import quote_sentences, supports
 from runtime.kb import KnowledgeBase
-from runtime.sentences import ends_sentence, sentences
+from runtime.text import ends_sentence, sentences
 from subagents.evidence import excerpt, passage_of, record, shown_more
 from subagents.reading import best_sentences
 

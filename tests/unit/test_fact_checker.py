@@ -7,7 +7,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from roles.fact_check import UNSUPPORTED
+from roles.fact_check import REFUSED
 from runtime.context import Context
 from subagents.registry import load_registry
 from tests.support import research
@@ -42,7 +42,7 @@ def test_the_fact_checker_refuses_what_its_verdict_says_and_is_counted(
         verifier="fact_checker",
     )
     state = research(QUESTION, context)
-    assert state["dropped"] == {UNSUPPORTED: 1}
+    assert state["dropped"] == {REFUSED: 1}
     assert len(state["findings"]) == 2
     assert sorted(state["fact_checks"].values()) == [False, True, True]
     assert state["report"].summary.tokens_by_role["verifier"] == USAGE["total_tokens"]
@@ -57,5 +57,5 @@ def test_without_a_model_the_checks_by_code_stand_alone(creative_kb: str) -> Non
         verifier="fact_checker",
     )
     state = research("How is AI used in music, film and writing?", context)
-    assert state["findings"] and UNSUPPORTED not in state["dropped"]
+    assert state["findings"] and REFUSED not in state["dropped"]
     assert state.get("fact_checks", {}) == {}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.kb import KnowledgeBase
-from runtime.sentences import sentences
+from runtime.text import sentences
 from subagents.contract import BAD_SENTENCES, UNKNOWN_EVIDENCE
 from tests.openai_replay import ReplayServer, Reply, by_role, tool_call
 from tests.unit.fakes import evidence_shown, values_in_brief

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from roles.synthesis import check_citations, split_sentences
+from roles.synthesis import check_citations
+from runtime.text import cited_sentences
 
 
 @pytest.mark.parametrize(
@@ -24,7 +25,7 @@ def test_sentences_without_a_valid_citation_are_dropped(
     assert (removed, dropped) == (markers, sentences)
     assert (checked is not None) == stands
     if checked is not None:
-        assert all("[" in s for s in split_sentences(checked))
+        assert all("[" in s for s in cited_sentences(checked))
         assert "[7]" not in checked and "[99]" not in checked
         assert "  " not in checked and " ." not in checked
 

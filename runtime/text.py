@@ -1,0 +1,127 @@
+"""Text analysis: the one home of words and sentences.
+
+Content words (`terms`, `stems`), the years and numbers a text names, its
+negations, and the one sentence splitter of evidence text. A subagent sees
+evidence as numbered sentences, the extractive reader quotes whole sentences,
+ingest packs long paragraphs sentence by sentence, and verification reads the
+sentences that hold a quote: all of them cut text here, so sentence 3 of a
+passage is the same words wherever it is named.
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+"""A word: letters and digits, with an inner apostrophe ("don't", "O’Brien")."""
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because
+    been before being below between both but by can could did do does doing down during
+    each few for from further had has have having he her here hers him his how i if in
+    into is it its itself just me more most my no nor not now of off on once only or
+    other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your each did cause caused
+    which whose many much may might must shall yet get got make made one two""".split()
+)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+NEGATIONS = frozenset(
+    "no not never none nor neither nobody nothing nowhere without cannot".split()
+)
+
+_CLOSERS = "\"'’”)\\]"
+_OPENERS = "\"“‘'(\\["
+_BOUNDARY = re.compile(
+    rf"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[{_OPENERS}]?[A-Z0-9])"
+    rf"|(?<=[.!?][{_CLOSERS}])\s+(?=[{_OPENERS}]?[A-Z0-9])"
+    r"|\n+"
+)
+_ENDS_SENTENCE = re.compile(rf"[.!?][{_CLOSERS}]*\s*$")
+_CITED_BOUNDARY = re.compile(
+    r"(?<![\s.][A-Z]\.)(?<=[.!?])((?:\s*\[\d+\])*)\s+(?=[A-Z\"“(])"
+)
+"""Where a written sentence ends: after its stop and the [n] markers after it."""
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where each sentence of `text` starts and ends, blank ones left out.
+
+    A sentence ends at a full stop, question or exclamation mark (and any
+    closing quote or bracket) followed by a capital or a digit, but not at an
+    initial ("J. Smith", "U.S. Army"), or at a line break. Each span is
+    trimmed of surrounding whitespace.
+    """
+    spans = []
+    start = 0
+    for boundary in (*_BOUNDARY.finditer(text), None):
+        end = boundary.start() if boundary else len(text)
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+        if boundary:
+            start = boundary.end()
+    return spans
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, each verbatim."""
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+def cited_sentences(paragraph: str) -> list[str]:
+    """The sentences of written prose, each with the citation markers it ends with.
+
+    A writer puts "[2]" after a sentence's stop; the marker belongs to the
+    sentence before it, which the evidence splitter would not know.
+    """
+    found, start = [], 0
+    for boundary in _CITED_BOUNDARY.finditer(paragraph):
+        found.append(paragraph[start : boundary.end(1)])
+        start = boundary.end()
+    found.append(paragraph[start:])
+    return [s.strip() for s in found if s.strip()]
+
+
+def ends_sentence(line: str) -> bool:
+    """Whether a line ends where a sentence does."""
+    return bool(_ENDS_SENTENCE.search(line))
+
+
+def terms(text: str) -> list[str]:
+    """Content words of `text`: lower-cased, stopwords and single letters dropped."""
+    return [
+        w
+        for w in (m.group().casefold() for m in WORD.finditer(text))
+        if len(w) > 1 and w not in STOPWORDS
+    ]
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem, to match 'disasters' with 'disaster'."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    """The stemmed content words of `text`."""
+    return {stem(t) for t in terms(text)}
+
+
+def years(text: str) -> set[str]:
+    """The years (1500-2199) a text names."""
+    return set(_YEAR.findall(text))
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers written in `text`, thousands separators removed."""
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def negations(text: str) -> set[str]:
+    """The negating words of `text` ("not", "never", "didn't")."""
+    words = {w.casefold() for w in WORD.findall(text)}
+    return {w for w in words if w in NEGATIONS or w.endswith(("n't", "n’t"))}
