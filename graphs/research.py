@@ -6,7 +6,8 @@ gap_check --covered / no gain / max_rounds / budget--> write -> END
 approve_plan --direct answer--> aggregate   (checked like any other findings)
 
 approve_plan passes the plan through unless a person is to review it. Each
-`subagent` branch runs the node that the `subagent` graph runs by hand.
+`subagent` branch runs the node that the `subagent` graph runs by hand: the
+agent loop (`subagents.loop`), drawn inside it with `xray`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
+from graphs.subagent import drawing_the_loop
 from nodes.aggregate import aggregate
 from nodes.approve_plan import approve_plan
 from nodes.dispatch import dispatch
@@ -87,7 +89,7 @@ class ResearchGraph(
 
 def compiled(checkpointer: BaseCheckpointSaver[Any] | None = None) -> ResearchGraph:
     """The research graph, compiled on `checkpointer` (the CLI's, a benchmark's)."""
-    app = builder.compile(checkpointer=checkpointer, name="research")
+    app = drawing_the_loop(builder.compile(checkpointer=checkpointer, name="research"))
     app.__class__ = ResearchGraph
     return cast(ResearchGraph, app)
 

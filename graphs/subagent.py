@@ -4,6 +4,7 @@ langgraph.json exports it as `subagent`. Its `subagent` node is the one each
 branch of the coordinator's fan-out runs.
 
 START -> prepare_task -> subagent -> END   (a given task goes straight to subagent)
+                         subagent = the agent loop (act -> tools -> ... -> answer)
 
 It takes a question, the values to cover and, optionally, the agent; or a task
 as the coordinator would send it. Only its result and events leave it.
@@ -11,14 +12,28 @@ as the coordinator would send it. Only its result and events leave it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.pregel import Pregel
 
 from nodes.prepare_task import prepare_task
 from nodes.subagent import subagent
 from runtime.context import Context
 from state.graph import SubagentInput, SubagentOutput, SubagentState
+from subagents.loop import drawn_loop
+
+G = TypeVar("G", bound=Pregel[Any, Any, Any, Any])
+
+
+def drawing_the_loop(app: G) -> G:
+    """`app` with the agent loop drawn inside its `subagent` node.
+
+    The loop runs inside the node's durable attempts, where LangGraph cannot
+    see it; naming it here lets `get_graph(xray=True)` and Studio draw it.
+    """
+    app.nodes["subagent"].subgraphs = [drawn_loop]
+    return app
 
 
 def sent_or_by_hand(state: SubagentInput) -> Literal["prepare_task", "subagent"]:
@@ -38,4 +53,4 @@ builder.add_conditional_edges(START, sent_or_by_hand, ["prepare_task", "subagent
 builder.add_edge("prepare_task", "subagent")
 builder.add_edge("subagent", END)
 
-graph = builder.compile(name="subagent")
+graph = drawing_the_loop(builder.compile(name="subagent"))

@@ -27,6 +27,13 @@ from subagents.evidence import (
     pointed_quote,
 )
 
+FINISH_PROMPT = (
+    "Stop searching now. Report what you found as one JSON object: each finding "
+    "names the evidence handle (E1, E2, ...) and the numbers of its sentences "
+    "that show it."
+)
+"""What a subagent is told when it must stop searching and answer."""
+
 
 class ClaimedFinding(BaseModel):
     """One finding: the evidence it points at, and what that evidence shows.

@@ -1,138 +1,186 @@
 """Extractive mode: a subagent calls the same tools by fixed rules, no model.
 
-For each value it searches, reads the passages that carry most of the
-question's and the value's words, and points at their best sentences, until
-its budget of tool calls or time is nearly spent. Its findings go through the
-same contract as a model's (`subagents.contract`): evidence handles and
-sentence numbers, which code resolves into quotes.
+The driver of `subagents.loop` with no model. In its first turn it searches
+each value on its own pages for the question; in its second, by the value's
+words alone where that found nothing; in its third it reads the passages that
+carry most of the question's and the value's words. Its answer points at
+their best sentences, which go through the same contract as a model's
+(`subagents.contract`): evidence handles and sentence numbers, which code
+resolves into quotes. Its calls pass the same gates, within the same budget.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+import asyncio
+from collections.abc import Iterator
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
 from runtime.kb import KnowledgeBase
 from runtime.text import terms
 from state.agents import AgentManifest
-from state.denials import Denial
 from state.tasks import TaskDefinition
-from subagents.budget import wrap_up_reason, wrapped_up
+from subagents.budget import wrapped_up
 from subagents.contract import ClaimedFinding, SubagentAnswer, check_answer
-from subagents.evidence import Excerpt, Ledger, handle_of, record, shown_more
-from subagents.gates import Gates
+from subagents.evidence import Excerpt, handle_of
+from subagents.loop import ANSWER_NOW, Loop, Move, Refusal
 from subagents.reading import best_sentences, idf_weights
 from subagents.registry import DefinitionError
-from subagents.state import AgentInput, AgentOutput, AgentState
-from subagents.tools import call_tool, make_tools
+from subagents.state import AgentState
 
 PASSAGES_READ_PER_VALUE = 3
 OPENING_CHARS = 500
 """How much of a passage's opening tells which search hits to read."""
+PHASES = ("search", "again", "read")
+"""The rule's turns: search each value for the question, search again by its
+words alone where that found nothing of its own, read the best hits."""
 
 
-@dataclass
-class Reading:
-    """One task's reading: its task, tool calls so far, ledger, what gates refused."""
-
-    task: TaskDefinition
-    log: list[AnyMessage] = field(default_factory=list)
-    evidence: Ledger = field(default_factory=dict)
-    denials: list[Denial] = field(default_factory=list)
+def call_id(phase: str, value: int, n: int = 0) -> str:
+    """The id of the rule's call for `value` (its position) in `phase`."""
+    return f"rule:{phase}:{value}:{n}"
 
 
-def build_extractive_agent(
-    manifest: AgentManifest, kb: KnowledgeBase, findings_per_value: int, gates: Gates
-) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
-    """The agent's tools, called by rule: search each value, read, cut sentences.
+def called(state: AgentState) -> Iterator[tuple[str, int, ToolMessage]]:
+    """Each answered call of the rule: its phase, its value's position, its answer."""
+    for message in state["messages"]:
+        if isinstance(message, ToolMessage) and message.tool_call_id.startswith(
+            "rule:"
+        ):
+            _, phase, value, _ = message.tool_call_id.split(":")
+            yield phase, int(value), message
 
-    Its calls pass the gates like a model's would.
-    """
-    tools = make_tools(kb)
-    missing = {"search", "read"} - set(manifest.allowed_tools)
-    if missing:
-        raise DefinitionError(
-            f"extractive mode needs tools {sorted(missing)}, which "
-            f"{manifest.agent_id!r} may not use"
-        )
-    call_ids = itertools.count()
 
-    def call(name: str, args: dict[str, object], run: Reading) -> list[Excerpt]:
-        """Call a tool as a model would, gated, logging the request and the answer.
+def shown(message: ToolMessage) -> list[Excerpt]:
+    """The passages a call showed (none when a gate refused it)."""
+    return list(message.artifact or [])
 
-        What it showed is numbered into the task's ledger, as for a model.
-        """
-        call_id = f"call_{next(call_ids)}"
-        denial = gates.check(run.task, name, args, run.evidence)
-        excerpts: list[Excerpt] = []
-        if denial is not None:
-            run.denials.append(denial)
-            output = denial.message()
-        else:
-            state = {"task": run.task, "evidence": run.evidence}
-            message = call_tool(tools[name], args, state, call_id)
-            excerpts = message.artifact or []
-            output, shown = record(run.evidence, excerpts)
-            run.evidence = shown_more(run.evidence, shown)
-        run.log.append(
-            AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
-        )
-        run.log.append(ToolMessage(output, tool_call_id=call_id, name=name))
-        return excerpts
 
-    def search(value: str, run: Reading) -> list[Excerpt]:
-        """Hits on `value`'s own pages for the question, else on its words alone."""
-        query = {"query": f"{value} {run.task.question}", "k": 10}
-        hits = _about(value, call("search", query, run))
-        if hits:
-            return hits
-        return call("search", {"query": value, "k": 10, "match_all": True}, run)
+class ByRule:
+    """Drives the loop by fixed rules: search, search again, read; no model."""
 
-    def research(state: AgentState) -> dict[str, object]:
+    def __init__(self, manifest: AgentManifest, findings_per_value: int) -> None:
+        missing = {"search", "read"} - set(manifest.allowed_tools)
+        if missing:
+            raise DefinitionError(
+                f"extractive mode needs tools {sorted(missing)}, which "
+                f"{manifest.agent_id!r} may not use"
+            )
+        self.findings_per_value = findings_per_value
+
+    def turns(self, manifest: AgentManifest, task: TaskDefinition) -> int:
+        """One turn per phase."""
+        return len(PHASES)
+
+    async def act(self, state: AgentState, loop: Loop) -> Move:
+        """The calls of the next phase that has any to make."""
+        done = {phase for phase, _, _ in called(state)}
+        for phase in PHASES:
+            if phase in done:
+                continue
+            calls = await asyncio.to_thread(self.calls, phase, state, loop.kb)
+            if calls:
+                return Move(calls=AIMessage("", tool_calls=calls))
+        return ANSWER_NOW
+
+    def calls(self, phase: str, state: AgentState, kb: KnowledgeBase) -> list[ToolCall]:
+        """The phase's calls, one per value (three reads per value)."""
         task = state["task"]
-        run = Reading(task)
-        claimed: list[ClaimedFinding] = []
-        errors: list[str] = []
-        for at, value in enumerate(task.values):
-            if reason := wrap_up_reason(state, tool_calls=len(run.log) // 2):
-                left = ", ".join(task.values[at:])
-                errors.append(f"{wrapped_up(reason)}; not searched: {left}")
-                break
-            weights = idf_weights(kb, [*terms(task.question), *terms(value)])
-            read = []
-            for hit in _best_hits(search(value, run), weights, PASSAGES_READ_PER_VALUE):
-                shown = handle_of(hit["passage_id"], run.evidence)
-                for passage in call("read", {"handle": shown}, run):
-                    read.append((passage["passage_id"], passage["sentences"]))
-            claimed += [
-                ClaimedFinding(
-                    evidence=handle_of(extract.passage_id, run.evidence),
-                    sentences=[extract.number],
-                    values=[at + 1],
-                    confidence=round(extract.matched, 3),
+        if phase == "search":
+            return [
+                ToolCall(
+                    name="search",
+                    args={"query": f"{value} {task.question}", "k": 10},
+                    id=call_id(phase, at),
                 )
-                for extract in best_sentences(read, weights, findings_per_value)
+                for at, value in enumerate(task.values)
             ]
-        answer = SubagentAnswer.model_construct(findings=claimed)
-        findings, refused = check_answer(answer, task, run.evidence, kb)
-        return {
-            "messages": run.log,
-            "findings": findings,
-            "errors": errors + refused,
-            "steps": len(run.log),
-            "denials": run.denials,
-            "evidence": run.evidence,
-        }
+        hits = self.hits(state)
+        if phase == "again":
+            return [
+                ToolCall(
+                    name="search",
+                    args={"query": value, "k": 10, "match_all": True},
+                    id=call_id(phase, at),
+                )
+                for at, value in enumerate(task.values)
+                if at in hits and not hits[at]
+            ]
+        reads = []
+        for at, found in hits.items():
+            weights = self.weights(kb, task, at)
+            for n, hit in enumerate(
+                _best_hits(found, weights, PASSAGES_READ_PER_VALUE)
+            ):
+                evidence = handle_of(hit["passage_id"], state["evidence"])
+                reads.append(
+                    ToolCall(
+                        name="read", args={"handle": evidence}, id=call_id(phase, at, n)
+                    )
+                )
+        return reads
 
-    builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
-    builder.add_node("research", research)
-    builder.add_edge(START, "research")
-    builder.add_edge("research", END)
-    return builder.compile(name=manifest.agent_id, checkpointer=False)
+    def hits(self, state: AgentState) -> dict[int, list[Excerpt]]:
+        """Each searched value's hits: on its own pages, else by its words alone."""
+        values = state["task"].values
+        found: dict[int, list[Excerpt]] = {}
+        for phase, at, message in called(state):
+            if phase == "search":
+                found[at] = _about(values[at], shown(message))
+            elif phase == "again":
+                found[at] = shown(message)
+        return found
+
+    def weights(
+        self, kb: KnowledgeBase, task: TaskDefinition, at: int
+    ) -> dict[str, float]:
+        """How much each word of the question and the value tells a passage apart."""
+        return idf_weights(kb, [*terms(task.question), *terms(task.values[at])])
+
+    def refuse(self, call: ToolCall, state: AgentState) -> Refusal | None:
+        """Nothing: every call that passed the gates runs."""
+        return None
+
+    async def answer(
+        self, state: AgentState, loop: Loop, reason: str | None
+    ) -> dict[str, object]:
+        """Point at the best sentences read for each value; code checks them."""
+        return await asyncio.to_thread(self.answered, state, loop.kb, reason)
+
+    def answered(
+        self, state: AgentState, kb: KnowledgeBase, reason: str | None
+    ) -> dict[str, object]:
+        """The findings the rule points at, checked, and what it left unread."""
+        task, evidence = state["task"], state["evidence"]
+        read: dict[int, list[tuple[str, list[str]]]] = {}
+        for phase, at, message in called(state):
+            if phase == "read":
+                read.setdefault(at, []).extend(
+                    (p["passage_id"], p["sentences"]) for p in shown(message)
+                )
+        claimed = [
+            ClaimedFinding(
+                evidence=handle_of(extract.passage_id, evidence),
+                sentences=[extract.number],
+                values=[at + 1],
+                confidence=round(extract.matched, 3),
+            )
+            for at, passages in sorted(read.items())
+            for extract in best_sentences(
+                passages, self.weights(kb, task, at), self.findings_per_value
+            )
+        ]
+        answer = SubagentAnswer.model_construct(findings=claimed)
+        findings, refused = check_answer(answer, task, evidence, kb)
+        errors = refused
+        if reason:
+            left = ", ".join(v for at, v in enumerate(task.values) if at not in read)
+            errors = [*refused, f"{wrapped_up(reason)}; not read: {left or 'none'}"]
+        return {
+            "findings": findings,
+            "errors": errors,
+            "steps": len(state["messages"]) - 2,
+        }
 
 
 def _about(value: str, hits: list[Excerpt]) -> list[Excerpt]:

@@ -1,33 +1,38 @@
 """LLM mode, `json` protocol: each turn is one schema-constrained step.
 
-For models that cannot call tools reliably (small local ones), a turn asks for
-one JSON object, enforced by the server where it can be: search, read, or
-finish with findings. The step's tool result comes back as the next message. A
-model that asks for a search it already made is going round in circles: it is
-asked to finish with what it was shown. A step that still does not validate
-after one repair turn fails the task.
+The driver of `subagents.loop` for models that cannot call tools reliably
+(small local ones): a turn asks for one JSON object, enforced by the server
+where it can be: search, read, or finish with findings. The loop runs the step
+as a tool call; the model sees its result as the next message. A model that
+asks for a search it already made is going round in circles: it is asked to
+finish with what it was shown. A step that still does not validate after one
+repair turn fails the task.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 from pydantic import BaseModel, Field
 
-from runtime.kb import KnowledgeBase
 from runtime.structured import ModelOutputError, ainvoke_structured
 from runtime.text import terms
 from state.agents import AgentManifest
 from state.findings import normalize_text
-from subagents.budget import WRAP_UP_PROMPT, wrap_up_reason, wrapped_up
+from state.tasks import TaskDefinition
+from subagents.budget import WRAP_UP_PROMPT, wrapped_up
 from subagents.contract import (
+    FINISH_PROMPT,
     MAX_FINDINGS,
     ClaimedFinding,
     SubagentAnswer,
@@ -35,11 +40,10 @@ from subagents.contract import (
     invalid_output,
     pointing_schema,
 )
-from subagents.evidence import Excerpt, Ledger, handle, record
-from subagents.gates import Gates
-from subagents.llm_agent import FINISH_PROMPT
-from subagents.state import AgentInput, AgentOutput, AgentState
-from subagents.tools import call_tool, make_tools, tool_result
+from subagents.evidence import Ledger, handle
+from subagents.loop import Loop, Move, Refusal
+from subagents.state import AgentState
+from subagents.tools import tool_result
 
 STEP_PROMPT = (
     "Answer with one JSON object for your next step: "
@@ -87,116 +91,122 @@ def step_prompt(evidence: Ledger) -> str:
 
 
 def searched(messages: Sequence[AnyMessage]) -> set[str]:
-    """The queries of the searches a model already asked for, in normal form."""
-    steps = (
-        SubagentStep.model_validate_json(str(m.content))
+    """The queries of the searches a model already made, in normal form."""
+    return {
+        normalize_text(str(call["args"].get("query", "")))
         for m in messages
         if isinstance(m, AIMessage)
-    )
-    return {normalize_text(s.query) for s in steps if s.action == "search"}
+        for call in m.tool_calls
+        if call["name"] == "search"
+    }
 
 
-def recursion_limit(max_turns: int) -> int:
-    """Steps for `max_turns` turns (one step each), the forced finish, one spare."""
-    return max_turns + 2
+def as_turns(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The conversation as a model without tool messages reads it.
+
+    Each step it took is its JSON; each tool result comes back as a message.
+    """
+    turns: list[AnyMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            turns.append(AIMessage(message.content))
+        elif isinstance(message, ToolMessage):
+            turns.append(
+                HumanMessage(tool_result(str(message.name), str(message.content)))
+            )
+        else:
+            turns.append(message)
+    return turns
 
 
-def build_json_agent(
-    manifest: AgentManifest, model: BaseChatModel, kb: KnowledgeBase, gates: Gates
-) -> CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]:
-    """A loop of JSON steps over the definition's allowed tools, each gated."""
-    tools = make_tools(kb)
+class JsonSteps:
+    """Drives the loop with one JSON step a turn (the `json` protocol)."""
 
-    def spent(state: AgentState) -> str | None:
-        tool_calls = sum(isinstance(m, AIMessage) for m in state["messages"])
-        return wrap_up_reason(state, tool_calls)
+    def __init__(self, model: BaseChatModel) -> None:
+        self.model = model
 
-    async def step(
-        state: AgentState,
-    ) -> Command[Literal["step", "finish", "__end__"]]:
-        if spent(state) is not None:
-            return Command(goto="finish")
-        messages = [*state["messages"], HumanMessage(step_prompt(state["evidence"]))]
+    def turns(self, manifest: AgentManifest, task: TaskDefinition) -> int:
+        """The definition's `max_turns`."""
+        return manifest.max_turns
+
+    async def act(self, state: AgentState, loop: Loop) -> Move:
+        """Ask for the next step: a search or read to run, or the finished answer."""
+        messages = [
+            *as_turns(state["messages"]),
+            HumanMessage(step_prompt(state["evidence"])),
+        ]
         steps = len(state["messages"]) - 2
         try:
             chosen, usage = await ainvoke_structured(
-                model, messages, SubagentStep, enforce=pointing(SubagentStep, state)
+                self.model,
+                messages,
+                SubagentStep,
+                enforce=pointing(SubagentStep, state),
             )
         except ModelOutputError as invalid:
-            return Command(update=invalid_output(invalid, steps), goto="__end__")
-        said = AIMessage(chosen.model_dump_json(exclude_defaults=True))
+            return Move(output=invalid_output(invalid, steps))
         if chosen.action == "finish":
             output = await asyncio.to_thread(
                 answer_output,
                 SubagentAnswer(findings=chosen.findings),
                 state["task"],
                 state["evidence"],
-                kb,
+                loop.kb,
                 steps=steps + 1,
             )
-            return Command(update=output, goto="__end__")
+            return Move(output=output)
         args = (
             {"query": chosen.query}
             if chosen.action == "search"
             else {"handle": chosen.evidence}
         )
-        update: dict[str, object] = {"tokens": usage.tokens}
-        denial = gates.check(state["task"], chosen.action, args, state["evidence"])
-        searching = chosen.action == "search"
-        if denial is not None:
-            result, update["denials"] = denial.message(), [denial]
-        elif searching and not terms(chosen.query):
-            result = NO_KEYWORDS
-        elif searching and normalize_text(chosen.query) in searched(state["messages"]):
-            result = SEARCHED_AGAIN
-        else:
-            result, update["evidence"] = await asyncio.to_thread(
-                run_tool, chosen.action, args, state
-            )
-        update["messages"] = [said, HumanMessage(tool_result(chosen.action, result))]
-        going_on = state["remaining_steps"] > 2 and result != SEARCHED_AGAIN
-        return Command(update=update, goto="step" if going_on else "finish")
+        call = ToolCall(
+            name=chosen.action, args=args, id=f"step_{len(state['messages'])}"
+        )
+        said = AIMessage(
+            chosen.model_dump_json(exclude_defaults=True), tool_calls=[call]
+        )
+        return Move(calls=said, update={"tokens": usage.tokens})
 
-    def run_tool(
-        action: str, args: dict[str, str], state: AgentState
-    ) -> tuple[str, Ledger]:
-        """The tool's output, its evidence numbered, and what it adds to the ledger."""
-        call_id = f"step_{len(state['messages'])}"
-        message = call_tool(tools[action], args, state, call_id)
-        if message.artifact is None:
-            return str(message.content), {}
-        excerpts: list[Excerpt] = message.artifact
-        return record(state["evidence"], excerpts)
+    def refuse(self, call: ToolCall, state: AgentState) -> Refusal | None:
+        """A search with no keywords, or one already made (it must finish then)."""
+        if call["name"] != "search":
+            return None
+        query = str(call["args"].get("query", ""))
+        if not terms(query):
+            return Refusal(NO_KEYWORDS)
+        if normalize_text(query) in searched(state["messages"][:-1]):
+            return Refusal(SEARCHED_AGAIN, final=True)
+        return None
 
-    def pointing(schema: type[BaseModel], state: AgentState) -> dict[str, Any]:
-        return pointing_schema(schema, state["evidence"], len(state["task"].values))
-
-    async def finish(state: AgentState) -> dict[str, object]:
-        reason = spent(state)
+    async def answer(
+        self, state: AgentState, loop: Loop, reason: str | None
+    ) -> dict[str, object]:
+        """Ask for the findings, pointing at the evidence shown."""
         finish = WRAP_UP_PROMPT.format(reason=reason) if reason else FINISH_PROMPT
-        messages = [*state["messages"], HumanMessage(finish)]
+        messages = [*as_turns(state["messages"]), HumanMessage(finish)]
         steps = len(state["messages"]) - 2
         try:
-            answer, _ = await ainvoke_structured(
-                model, messages, SubagentAnswer, enforce=pointing(SubagentAnswer, state)
+            given, _ = await ainvoke_structured(
+                self.model,
+                messages,
+                SubagentAnswer,
+                enforce=pointing(SubagentAnswer, state),
             )
         except ModelOutputError as invalid:
             return invalid_output(invalid, steps)
         note = wrapped_up(reason) if reason else None
         return await asyncio.to_thread(
             answer_output,
-            answer,
+            given,
             state["task"],
             state["evidence"],
-            kb,
+            loop.kb,
             steps=steps,
             note=note,
         )
 
-    builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
-    builder.add_node("step", step)
-    builder.add_node("finish", finish)
-    builder.add_edge(START, "step")
-    builder.add_edge("finish", END)
-    compiled = builder.compile(name=manifest.agent_id, checkpointer=False)
-    return compiled.with_config(recursion_limit=recursion_limit(manifest.max_turns))
+
+def pointing(schema: type[BaseModel], state: AgentState) -> dict[str, object]:
+    """The schema the server enforces: only handles and sentences shown."""
+    return pointing_schema(schema, state["evidence"], len(state["task"].values))

@@ -1,4 +1,4 @@
-"""Running one task: the agent's compiled subgraph for the mode, attempt by attempt.
+"""Running one task: the agent loop with the agent's driver, attempt by attempt.
 
 Each attempt is a LangGraph task: an idle timeout (`TimeoutPolicy`; every model
 and tool call is a heartbeat) and a wall-clock cap bound it, and a
@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config, merge_configs
 from langgraph.errors import NodeTimeoutError
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import get_runtime
 from langgraph.types import TimeoutPolicy
 
@@ -41,38 +40,41 @@ from state.agents import AgentManifest
 from state.budget import Budget
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
-from subagents.extractive_agent import build_extractive_agent
+from subagents.extractive_agent import ByRule
 from subagents.gates import GatePolicy, Gates
-from subagents.json_agent import build_json_agent
-from subagents.llm_agent import build_llm_agent
+from subagents.json_agent import JsonSteps
+from subagents.llm_agent import ToolCalling
+from subagents.loop import Driver, Loop
 from subagents.registry import registered
-from subagents.state import AgentInput, AgentOutput, AgentState, agent_input
-
-Subagent = CompiledStateGraph[AgentState, None, AgentInput, AgentOutput]
+from subagents.state import agent_input
+from subagents.tools import make_tools
 
 
 @functools.lru_cache(maxsize=32)
-def compiled_subagent(
+def loop_for(
     manifest: AgentManifest,
     settings: ModelSettings,
     kb_path: str,
     findings_per_value: int,
     policy: GatePolicy,
-) -> Subagent:
-    """The agent's subgraph for its model (extractive when it names no model).
+) -> Loop:
+    """What the agent brings to the loop on its model (by rule when it has none).
 
     Its tool calls pass the agent's gates under `policy`. The most recently
-    used are kept compiled; the cache is bounded, whatever settings callers
-    send.
+    used are kept; the cache is bounded, whatever settings callers send.
     """
     kb = knowledge_base(kb_path)
+    every = make_tools(kb)
+    tools = {t: every[t] for t in manifest.allowed_tools if t in every}
     model = load_chat_model(settings)
-    gates = Gates(manifest, policy)
+    driver: Driver
     if model is None:
-        return build_extractive_agent(manifest, kb, findings_per_value, gates)
-    if settings.protocol == "json":
-        return build_json_agent(manifest, model, kb, gates)
-    return build_llm_agent(manifest, model, kb, gates)
+        driver = ByRule(manifest, findings_per_value)
+    elif settings.protocol == "json":
+        driver = JsonSteps(model)
+    else:
+        driver = ToolCalling(model, list(tools.values()))
+    return Loop(manifest, driver, tools, Gates(manifest, policy), kb)
 
 
 def gate_policy(ctx: Context) -> GatePolicy:
@@ -173,7 +175,7 @@ def traced(task: TaskDefinition, agent: AgentManifest, attempt: int) -> Runnable
 
 
 async def run_attempt(task: TaskDefinition) -> TaskResult:
-    """One attempt: the agent's subgraph from a fresh `[system prompt, brief]`.
+    """One attempt: the agent loop from a fresh `[system prompt, brief]`.
 
     A failure is raised as an `AttemptError` from its cause; the retry
     policy judges it by that cause.
@@ -181,8 +183,8 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     runtime = get_runtime(Context)
     ctx, number = runtime.context, attempt_number(runtime)
     manifest = (await registered(ctx.agents_dir))[task.agent_id]
-    subagent = await asyncio.to_thread(
-        compiled_subagent,
+    loop = await asyncio.to_thread(
+        loop_for,
         manifest,
         ctx.agent_model(manifest.model),
         ctx.kb_path,
@@ -199,7 +201,7 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     )
     try:
         async with asyncio.timeout(limit):
-            outcome = await subagent.ainvoke(start, config)
+            outcome = await loop.run(start, config)
     except CONTROL_FLOW:
         raise
     except TimeoutError:

@@ -11,7 +11,12 @@ from langgraph.graph import START, StateGraph
 
 from graphs.research import builder
 from runtime.context import Context
+from runtime.kb import KnowledgeBase
+from state.agents import AgentManifest
 from state.graph import ResearchState
+from subagents.gates import GatePolicy, Gates
+from subagents.loop import Driver, Loop
+from subagents.tools import make_tools
 
 
 def research(question: str, context: Context) -> dict[str, Any]:
@@ -58,3 +63,10 @@ def run_node(node: Any, state: ResearchState, context: Context) -> dict[str, Any
         raise AssertionError("the node made no update")
 
     return asyncio.run(run())
+
+
+def agent_loop_of(manifest: AgentManifest, driver: Driver, kb: str) -> Loop:
+    """An agent's loop on the knowledge base at `kb`, gated by its definition."""
+    base = KnowledgeBase(kb)
+    tools = {n: t for n, t in make_tools(base).items() if n in manifest.allowed_tools}
+    return Loop(manifest, driver, tools, Gates(manifest, GatePolicy()), base)

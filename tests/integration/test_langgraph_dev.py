@@ -147,6 +147,9 @@ def test_both_graphs_are_served_and_drawn(server: str) -> None:
             for g in ("research", "subagent")
         )
         schemas = await client.assistants.get_schemas(ids["research"])
+        xray = await client.assistants.get_graph(ids["research"], xray=True)
+        drawn = {n["id"] for n in cast(dict[str, Any], xray)["nodes"]}
+        assert {"subagent:act", "subagent:tools", "subagent:answer"} <= drawn
         return set(ids), research, subagent, cast(dict[str, Any], schemas)
 
     graphs, research, subagent, schemas = asyncio.run(check())

@@ -7,13 +7,15 @@ import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 
-from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
-from subagents.gates import GatePolicy, Gates
-from subagents.json_agent import NO_KEYWORDS, SEARCHED_AGAIN, build_json_agent
+from subagents.json_agent import NO_KEYWORDS, SEARCHED_AGAIN, JsonSteps, as_turns
+from subagents.loop import agent_loop
 from subagents.state import agent_input
+from tests.support import agent_loop_of
 from tests.unit.fakes import scripted
 
 QUOTE = (
@@ -52,16 +54,16 @@ def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
         max_turns=max_turns,
         system_prompt="Research.",
     )
-    agent = build_json_agent(
-        manifest, model, KnowledgeBase(kb), Gates(manifest, GatePolicy())
-    )
+    loop = agent_loop_of(manifest, JsonSteps(model), kb)
     start = agent_input("Research.", TASK)
+    config: RunnableConfig = {"recursion_limit": loop.recursion_limit(TASK)}
 
     async def steps() -> dict[str, Any]:
         """The last step's update, and every message the steps added, in order."""
         said: list[Any] = []
         last: dict[str, Any] = {}
-        async for update in agent.astream(start, stream_mode="updates"):
+        updates = agent_loop.astream(start, config, context=loop, stream_mode="updates")
+        async for update in updates:
             for node in update.values():
                 last = node or {}
                 said += last.get("messages", [])
@@ -89,8 +91,8 @@ def test_a_search_without_keywords_runs_nothing(creative_kb: str) -> None:
     empty = {"action": "search", "query": "..."}
     out = run(scripted(empty, SEARCH, FINISH), creative_kb, 5)
     said = [str(m.content) for m in out["said"]]
-    assert said[1] == f"Result of search:\n{NO_KEYWORDS}"
-    assert said[3].startswith("Result of search:\nE1: AI in music")
+    assert said[1] == NO_KEYWORDS
+    assert said[3].startswith("E1: AI in music")
     assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
@@ -99,7 +101,7 @@ def test_a_search_made_again_is_asked_to_finish(creative_kb: str) -> None:
     answer = {"findings": [{"evidence": "E1", "sentences": [1]}]}
     out = run(scripted(SEARCH, again, answer), creative_kb, 5)
     said = [str(m.content) for m in out["said"]]
-    assert said[-1] == f"Result of search:\n{SEARCHED_AGAIN}"
+    assert said[-1] == SEARCHED_AGAIN
     assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
@@ -122,3 +124,14 @@ def test_a_repaired_step_goes_on(creative_kb: str) -> None:
     truncated = json.dumps(SEARCH)[:-1]
     out = run(scripted(truncated, SEARCH, FINISH), creative_kb)
     assert [f.quote for f in out["findings"]] == [QUOTE]
+
+
+def test_the_model_reads_each_step_as_json_and_each_result_as_a_message() -> None:
+    call = {"name": "search", "args": {"query": "AI music"}, "id": "step_2"}
+    step = AIMessage(json.dumps(SEARCH), tool_calls=[call])
+    result = ToolMessage("E1: AI in music", tool_call_id="step_2", name="search")
+    seen = as_turns([HumanMessage("brief"), step, result])
+    assert [type(m) for m in seen] == [HumanMessage, AIMessage, HumanMessage]
+    assert isinstance(seen[1], AIMessage) and not seen[1].tool_calls
+    assert seen[1].content == json.dumps(SEARCH)
+    assert seen[2].content == "Result of search:\nE1: AI in music"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langgraph.prebuilt import ToolNode
 
 from runtime.context import Context
 from subagents.gates import GatePolicy
+from subagents.llm_agent import ToolCalling
 from subagents.registry import DefinitionError, load_definition, load_registry
-from subagents.run import compiled_subagent
+from subagents.run import loop_for
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
 from tests.unit.fakes import FakeResearcher
 
@@ -111,18 +111,15 @@ def test_no_subagent_can_hold_a_delegation_tool(
         by_rule = "search" in manifest.allowed_tools  # what runs with no model
         for spec in (model, "extractive") if by_rule else (model,):
             context = Context(subagent_model=spec, lead_model=spec, kb_path=creative_kb)
-            graph = compiled_subagent(
+            loop = loop_for(
                 manifest,
                 context.agent_model(manifest.model),
                 creative_kb,
                 3,
                 GatePolicy(),
             )
-            held = {
-                name
-                for node in graph.get_graph().nodes.values()
-                if isinstance(node.data, ToolNode)
-                for name in node.data.tools_by_name
-            }
+            held = set(loop.tools)
+            if isinstance(loop.driver, ToolCalling):  # what the model is offered
+                assert set(loop.driver.names) == held
             assert held <= set(manifest.allowed_tools) <= set(TOOL_NAMES)
             assert not held & DELEGATING_TOOLS

@@ -8,12 +8,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
-from subagents.gates import GatePolicy, Gates
-from subagents.llm_agent import FINISH_PROMPT, build_llm_agent, text_tool_calls
+from subagents.contract import FINISH_PROMPT
+from subagents.llm_agent import ToolCalling, text_tool_calls
 from subagents.state import agent_input
+from tests.support import agent_loop_of
 from tests.unit.fakes import AnsweringModel, Scripted
 
 TASK = TaskDefinition(
@@ -54,19 +54,16 @@ def manifest(max_turns: int) -> AgentManifest:
     )
 
 
-def ungated(max_turns: int) -> Gates:
-    return Gates(manifest(max_turns), GatePolicy())
-
-
 def run(model: EndlessSearcher, max_turns: int, kb: str) -> dict[str, Any]:
-    agent = build_llm_agent(
-        manifest(max_turns),
-        model,
-        KnowledgeBase(kb),
-        Gates(manifest(max_turns), GatePolicy()),
-    )
-    start = agent_input("Search.", TASK)
-    return dict(asyncio.run(agent.ainvoke(start)))
+    return dict(asyncio.run(tool_loop(model, max_turns, kb)))
+
+
+async def tool_loop(model: Any, max_turns: int, kb: str) -> dict[str, Any]:
+    """Run the agent loop with the model calling tools natively."""
+    searcher = manifest(max_turns)
+    loop = agent_loop_of(searcher, ToolCalling(model, []), kb)
+    loop = agent_loop_of(searcher, ToolCalling(model, list(loop.tools.values())), kb)
+    return dict(await loop.run(agent_input("Search.", TASK)))
 
 
 def test_turns_stop_at_max_turns_then_the_agent_must_answer(creative_kb: str) -> None:
@@ -113,11 +110,7 @@ def test_a_text_tool_call_runs_the_tool(creative_kb: str) -> None:
         '"passage_id": "AI_in_music#0", "values": ["music"]}]}'
     )
     model = TextCaller(messages=iter([AIMessage(written), AIMessage(answer)]))
-    agent = build_llm_agent(
-        manifest(3), model, KnowledgeBase(creative_kb), Gates(manifest(3), GatePolicy())
-    )
-    start = agent_input("Search.", TASK)
-    out = asyncio.run(agent.ainvoke(start))
+    out = asyncio.run(tool_loop(model, 3, creative_kb))
     assert out["steps"] == 3  # the call, its result, the answer
     assert [f.source.passage_id for f in out["findings"]] == ["AI_in_music#0"]
 
@@ -127,10 +120,6 @@ def test_prose_instead_of_an_answer_gets_one_correction_then_fails(
 ) -> None:
     prose = AIMessage("I found many interesting things about music.")
     model = TextCaller(messages=iter([prose, prose, prose]))
-    agent = build_llm_agent(
-        manifest(3), model, KnowledgeBase(creative_kb), Gates(manifest(3), GatePolicy())
-    )
-    start = agent_input("Search.", TASK)
-    out = asyncio.run(agent.ainvoke(start))
+    out = asyncio.run(tool_loop(model, 3, creative_kb))
     assert out["failure"] == "invalid output"
     assert out["findings"] == []
