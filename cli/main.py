@@ -38,7 +38,7 @@ from cli.serve import serve
 from evals.datasets import load_breadth, outline_cases
 from evals.langsmith_upload import publish
 from evals.runner import evaluate, table
-from roles.page import eval_page, report_page
+from presentation.page import eval_page, report_page
 from runtime.context import Context, given_settings
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
 from runtime.reliability import describe
@@ -46,6 +46,7 @@ from state.graph import ResearchState
 from state.handoff import ACTIONS
 from state.question import QuestionError, check_question
 from state.report import Report, RunSummary
+from state.result import RunResult
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,11 +150,11 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     report = report_of(state)
     # the full result reads every cited passage: built once, and only if written
     result = functools.cache(
-        lambda: result_json(state, seconds, request.thread_id, context)
+        lambda: run_result(state, seconds, request.thread_id, context)
     )
     files: list[tuple[Path | None, Callable[[], str]]] = [
         (args.out, lambda: report.markdown),
-        (args.json, lambda: json.dumps(result(), indent=2)),
+        (args.json, lambda: result().model_dump_json(indent=2)),
         (args.html, lambda: report_page(result())),
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
@@ -304,7 +305,7 @@ def run_show(args: argparse.Namespace, err: Console) -> int:
     """Write the page of a result already written with --json."""
     refuse_overwriting([args.html], [args.result])
     try:
-        result = json.loads(args.result.read_text(encoding="utf-8"))
+        result = RunResult.model_validate_json(args.result.read_bytes())
         page = report_page(result)
     except ValueError as error:
         raise exits.ResultFileError(
@@ -377,28 +378,29 @@ def report_of(state: ResearchState) -> Report:
     return report
 
 
-def result_json(
+def run_result(
     state: ResearchState, seconds: float, thread_id: str, context: Context
-) -> dict[str, Any]:
-    """Everything a run produced, as JSON-ready data."""
+) -> RunResult:
+    """Everything a run produced, with the text of every passage it cites."""
     report = report_of(state)
     kb = knowledge_base(context.kb_path)
-    cited = kb.passages(f.source.passage_id for f in state.get("findings", []))
-    return {
-        "thread_id": thread_id,
-        "question": state["question"],
-        "report": report.markdown,
-        "plan": state["plan"].model_dump(mode="json"),
-        "findings": [f.model_dump(mode="json") for f in state.get("findings", [])],
-        "passages": {pid: passage.text for pid, passage in cited.items()},
-        "coverage": [c.model_dump(mode="json") for c in state.get("coverage", [])],
-        "coverage_table": [r.model_dump(mode="json") for r in report.coverage_table],
-        "min_findings_per_value": context.min_findings_per_value,
-        "uncovered": list(report.unresolved_gaps),
-        "tasks": [r.model_dump(mode="json") for r in state.get("results", {}).values()],
-        "summary": {**report.summary.model_dump(mode="json"), "wall_seconds": seconds},
-        "events": [e.model_dump(mode="json") for e in state.get("events", [])],
-    }
+    findings = state.get("findings", [])
+    cited = kb.passages(f.source.passage_id for f in findings)
+    return RunResult(
+        thread_id=thread_id,
+        question=state["question"],
+        report=report.markdown,
+        plan=state["plan"],
+        findings=tuple(findings),
+        passages={pid: passage.text for pid, passage in cited.items()},
+        coverage=tuple(state.get("coverage", [])),
+        coverage_table=report.coverage_table,
+        min_findings_per_value=context.min_findings_per_value,
+        uncovered=report.unresolved_gaps,
+        tasks=tuple(state.get("results", {}).values()),
+        summary=report.summary.model_copy(update={"wall_seconds": seconds}),
+        events=tuple(state.get("events", [])),
+    )
 
 
 if __name__ == "__main__":

@@ -13,16 +13,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from cli.main import result_json
-from roles.page import eval_page, report_page
-from roles.page_model import split_passage
+from cli.main import run_result
+from presentation.page import eval_page, report_page
+from presentation.page_model import split_passage
 from state.findings import normalize_text
 from state.graph import ResearchState
+from state.result import RunResult
 from tests.support import extractive, research
 
 pytestmark = pytest.mark.integration
@@ -54,13 +55,13 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def result(freshwiki_kb: str) -> dict[str, Any]:
+def result(freshwiki_kb: str) -> RunResult:
     """A real extractive run with one re-delegation round, as `--json` writes it."""
     context = extractive(freshwiki_kb, max_rounds=1)
     started = time.perf_counter()
     state = research(QUESTION, context)
     seconds = time.perf_counter() - started
-    return result_json(cast(ResearchState, state), seconds, "browser", context)
+    return run_result(cast(ResearchState, state), seconds, "browser", context)
 
 
 @contextmanager
@@ -88,21 +89,21 @@ def visit(chromium: str, path: Path, *, javascript: bool = True) -> Iterator[Vis
 
 
 def test_the_report_page_in_a_browser(
-    chromium: str, result: dict[str, Any], tmp_path: Path
+    chromium: str, result: RunResult, tmp_path: Path
 ) -> None:
     path = tmp_path / "report.html"
     path.write_text(report_page(result), encoding="utf-8")
     with visit(chromium, path) as opened:
         page = opened.page
         rows = page.locator("#coverage-matrix tbody th[scope=row]").all_text_contents()
-        assert rows == [r["value"] for r in result["coverage_table"]]
+        assert rows == [r.value for r in result.coverage_table]
         rounds = page.locator("#coverage-matrix thead th").all_text_contents()[1:]
-        assert rounds == [f"Round {c['round']}" for c in result["coverage"]]
+        assert rounds == [f"Round {c.round}" for c in result.coverage]
 
         bars = page.locator("rect.bar")
-        assert bars.count() == len(result["tasks"]) > 0
+        assert bars.count() == len(result.tasks) > 0
         ids = [bars.nth(i).get_attribute("data-task-id") for i in range(bars.count())]
-        assert sorted(ids, key=str) == sorted(t["task_id"] for t in result["tasks"])
+        assert sorted(ids, key=str) == sorted(t.task_id for t in result.tasks)
         for n, task_id in enumerate(ids):
             bars.nth(n).focus()
             focused = page.evaluate(
@@ -129,16 +130,16 @@ def test_the_report_page_in_a_browser(
 
 
 def test_the_report_page_reads_without_javascript(
-    chromium: str, result: dict[str, Any], tmp_path: Path
+    chromium: str, result: RunResult, tmp_path: Path
 ) -> None:
     path = tmp_path / "report.html"
     path.write_text(report_page(result), encoding="utf-8")
     with visit(chromium, path, javascript=False) as opened:
         page = opened.page
         assert page.locator("#coverage-matrix tbody tr").count() == len(
-            result["coverage_table"]
+            result.coverage_table
         )
-        assert page.locator("rect.bar").count() == len(result["tasks"])
+        assert page.locator("rect.bar").count() == len(result.tasks)
         assert Counter(marked(page)) == Counter(quoted(result))
         assert page.locator("#report li").count() > 0
         assert opened.errors == []
@@ -175,13 +176,13 @@ def marked(page: Page) -> list[str]:
     return [normalize_text(t) for t in page.locator("mark").all_text_contents()]
 
 
-def quoted(result: dict[str, Any]) -> list[str]:
+def quoted(result: RunResult) -> list[str]:
     """The verified findings' quotes that their passages hold, in normal form."""
-    passages = result["passages"]
+    passages = result.passages
     found = [
-        split_passage(passages.get(f["source"]["passage_id"], ""), f["quote"])[1]
-        for f in result["findings"]
-        if f["verified"]
+        split_passage(passages.get(f.source.passage_id, ""), f.quote)[1]
+        for f in result.findings
+        if f.verified
     ]
     assert any(found), "no quote was found in its passage"
     return [normalize_text(q) for q in found if q]

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import pytest
 
-from roles.page import eval_page, report_page
-from roles.page_model import (
+from presentation.page import eval_page, report_page
+from presentation.page_model import (
     Outcome,
     coverage_matrix,
     eval_page_model,
@@ -23,6 +23,7 @@ from state.coverage import RoundCoverage
 from state.findings import Finding, Source
 from state.plan import CoveragePlan, Dimension, facets_for_values
 from state.report import CoverageRow, RunSummary
+from state.result import RunResult
 from state.tasks import TaskResult
 
 QUESTION = "Which storms struck?"
@@ -94,8 +95,8 @@ def run(
     coverage: Sequence[RoundCoverage],
     values: Sequence[str] = ("Eunice", "Ciaran", "Otto"),
     report: str = "",
-) -> dict[str, Any]:
-    """A result dict as `delegator research --json` writes it."""
+) -> RunResult:
+    """A result as `delegator research --json` writes it."""
     plan = CoveragePlan(
         question=QUESTION,
         dimensions=(Dimension(name="storm", values=tuple(values)),),
@@ -111,30 +112,25 @@ def run(
         )
         for v in values
     ]
-    return {
-        "thread_id": "t",
-        "question": QUESTION,
-        "report": report,
-        "plan": plan.model_dump(mode="json"),
-        "findings": [f.model_dump(mode="json") for f in findings],
-        "passages": PASSAGES,
-        "coverage": [c.model_dump(mode="json") for c in coverage],
-        "coverage_table": [r.model_dump(mode="json") for r in table],
-        "min_findings_per_value": 1,
-        "uncovered": [],
-        "tasks": [t.model_dump(mode="json") for t in tasks],
-        "summary": RunSummary(tasks=len(tasks), rounds=len(coverage)).model_dump(
-            mode="json"
-        ),
-        "events": [],
-    }
+    return RunResult(
+        thread_id="t",
+        question=QUESTION,
+        report=report,
+        plan=plan,
+        findings=tuple(findings),
+        passages=PASSAGES,
+        coverage=tuple(coverage),
+        coverage_table=tuple(table),
+        tasks=tuple(tasks),
+        summary=RunSummary(tasks=len(tasks), rounds=len(coverage)),
+    )
 
 
 EUNICE = finding("Eunice", "Eunice#0", "very  windy in london")
 CIARAN = finding("Ciaran", "Ciaran#0", "Storm Ciaran struck in November.")
 
 
-def two_rounds() -> dict[str, Any]:
+def two_rounds() -> RunResult:
     """Eunice found in round 0; Ciaran failed, then found in round 1; Otto added."""
     return run(
         findings=[EUNICE, CIARAN],
@@ -169,9 +165,7 @@ def two_rounds() -> dict[str, Any]:
 def test_matrix_rows_are_the_coverage_table_and_columns_the_rounds() -> None:
     result = two_rounds()
     matrix = report_page_model(result).matrix
-    assert [r.value for r in matrix.rows] == [
-        r["value"] for r in result["coverage_table"]
-    ]
+    assert [r.value for r in matrix.rows] == [r.value for r in result.coverage_table]
     assert matrix.rounds == (0, 1)
     assert all(len(r.cells) == 2 for r in matrix.rows)
 
@@ -218,7 +212,7 @@ def test_a_value_with_too_few_findings_is_weak() -> None:
 def test_one_bar_per_task_timed_from_the_first_start() -> None:
     result = two_rounds()
     bars = report_page_model(result).bars
-    assert len(bars) == len(result["tasks"])
+    assert len(bars) == len(result.tasks)
     assert [(b.round, b.facet, b.outcome) for b in bars] == [
         (0, "Eunice", "success"),
         (0, "Ciaran", "failed"),
@@ -253,7 +247,7 @@ def test_the_quote_is_marked_in_its_passage_case_and_spacing_aside() -> None:
 
 def test_citations_are_numbered_as_the_report_numbers_them() -> None:
     result = two_rounds()
-    result["findings"].reverse()
+    result = result.model_copy(update={"findings": result.findings[::-1]})
     evidence = report_page_model(result).evidence
     assert [(e.number, e.title) for e in evidence] == [(1, "Eunice"), (2, "Ciaran")]
 

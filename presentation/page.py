@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from roles.page_model import (
+from presentation.page_model import (
     Bar,
     Block,
     Cell,
@@ -27,6 +27,7 @@ from roles.page_model import (
     eval_page_model,
     report_page_model,
 )
+from state.result import RunResult
 
 CELL_SYMBOLS = {
     "covered": "✓",
@@ -137,8 +138,8 @@ for (const bar of document.querySelectorAll("rect.bar")) {
 """
 
 
-def report_page(result: Mapping[str, Any]) -> str:
-    """The report page of a run, from the result JSON the CLI writes with `--json`."""
+def report_page(result: RunResult) -> str:
+    """The report page of a run, from the result the CLI writes with `--json`."""
     page = report_page_model(result)
     links = {e.url for e in page.evidence if e.url}
     body = f"""<header>

@@ -13,7 +13,7 @@ from roles.verify import locate
 from state.coverage import RoundCoverage
 from state.findings import Finding, normalize_text
 from state.plan import CoveragePlan
-from state.report import CoverageRow, RunSummary
+from state.result import RunResult
 from state.tasks import TaskResult
 
 CellState = Literal["not planned yet", "covered", "weak", "failed", "uncovered"]
@@ -172,26 +172,21 @@ EVAL_METRICS = (
 """The metrics an eval page shows: key, label and decimals."""
 
 
-def report_page_model(result: Mapping[str, Any]) -> ReportPage:
-    """The page of a run, from the result JSON the CLI writes with `--json`."""
-    plan = CoveragePlan.model_validate(result["plan"])
-    findings = [Finding.model_validate(f) for f in result.get("findings", [])]
-    verified = [f for f in findings if f.verified]
-    tasks = [TaskResult.model_validate(t) for t in result.get("tasks", [])]
-    table = [CoverageRow.model_validate(r) for r in result.get("coverage_table", [])]
-    summary = RunSummary.model_validate(result.get("summary", {}))
+def report_page_model(result: RunResult) -> ReportPage:
+    """The page of a run, from the result the CLI writes with `--json`."""
+    verified = [f for f in result.findings if f.verified]
     return ReportPage(
-        question=result["question"],
-        coverage_line=coverage_line(table, summary, plan),
+        question=result.question,
+        coverage_line=coverage_line(result.coverage_table, result.summary, result.plan),
         matrix=coverage_matrix(
-            [r.value for r in table],
-            [RoundCoverage.model_validate(c) for c in result.get("coverage", [])],
-            tasks,
+            [r.value for r in result.coverage_table],
+            result.coverage,
+            result.tasks,
             verified,
         ),
-        bars=timeline(tasks),
-        evidence=evidence(plan, verified, result.get("passages", {})),
-        report=markdown_blocks(result.get("report", "")),
+        bars=timeline(result.tasks),
+        evidence=evidence(result.plan, verified, result.passages),
+        report=markdown_blocks(result.report),
     )
 
 

@@ -1,0 +1,1 @@
+"""Presentation: the report page and the eval page, from what a run wrote."""
