@@ -45,7 +45,7 @@ from runtime.context import Context
 from runtime.kb import ingest
 from runtime.models import ModelSettings, register_provider
 from state.plan import CoveragePlan, Dimension, facets_for_values
-from subagents.registry import load_registry
+from subagents.services import services
 
 QUESTION = "What do the sources say about each of these coastal settlements?"
 MODELS: dict[str, SlowModel] = {}
@@ -93,7 +93,7 @@ async def one_run(
         dimensions=(Dimension(name="settlement", values=tuple(values)),),
         facets=facets_for_values(QUESTION, values),
     )
-    agents = load_registry(ctx.agents_dir)
+    agents = dict((await services(ctx)).agents)
     start = first_round(QUESTION, plan, ctx, str(uuid.uuid4()), agents)
     await app.aupdate_state(config, start, as_node="dispatch")
     if profile is not None:

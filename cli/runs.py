@@ -29,7 +29,7 @@ from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from state.graph import InputState, ResearchState
 from state.plan import CoveragePlan, lint_plan
-from subagents.registry import registered
+from subagents.services import services
 
 Ask = Callable[[Mapping[str, Any]], str]
 """Shows a person a handoff and returns their decision."""
@@ -246,5 +246,5 @@ async def replanned(
     except (OSError, ValueError) as err:
         raise ThreadError(f"{plan_file} is not a plan: {err}") from err
     plan = lint_plan(plan.model_copy(update={"question": values["question"]}))
-    agents = await registered(context.agents_dir)
+    agents = dict((await services(context)).agents)
     return first_round(values["question"], plan, context, str(uuid.uuid4()), agents)

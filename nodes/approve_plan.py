@@ -20,7 +20,7 @@ from runtime.telemetry import emit
 from state.graph import ResearchState
 from state.plan import CoveragePlan
 from state.plan_review import PlanReview, PlanReviewError, read_review, reviewed
-from subagents.registry import registered
+from subagents.services import services
 
 
 async def approve_plan(
@@ -31,7 +31,7 @@ async def approve_plan(
     if not state.get("plan_review") or not can_pause(runtime):
         return {}
     plan = state["plan"]
-    agents = await registered(ctx.agents_dir)
+    agents = dict((await services(ctx)).agents)
 
     def read(answer: Any) -> CoveragePlan:
         review: PlanReview = read_review(answer)

@@ -13,13 +13,10 @@ from roles.direct_answer import answer_directly
 from roles.plan import planner
 from runtime.context import Context
 from runtime.durable import current_run_id
-from runtime.kb import knowledge_base
-from runtime.models import load_chat_model
 from runtime.telemetry import emit
 from state.graph import ResearchState
 from state.question import check_question
-from subagents.gates import user_gates
-from subagents.registry import DefinitionError, registered
+from subagents.services import services
 
 
 async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -30,14 +27,10 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     """
     ctx = runtime.context
     question = check_question(state.get("question"))
-    kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    agents = await registered(ctx.agents_dir)
-    model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
-    user_gates(ctx.gates)  # a gate that cannot be loaded fails the run here
-    if ctx.verifier and ctx.verifier not in agents:
-        raise DefinitionError(f"the verifier {ctx.verifier!r} names no definition")
+    run = await services(ctx)
+    kb, agents = run.kb, dict(run.agents)
     planned = await planner(
-        model, kb, max_facets=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
+        run.lead, kb, max_facets=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
     ).plan(question)
     plan, run_id = planned.plan, current_run_id()
     check_agents(plan, agents)

@@ -9,7 +9,6 @@ its report.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from langgraph.runtime import Runtime, get_runtime
@@ -19,8 +18,6 @@ from roles.enumerate import enumerators
 from runtime.context import Context
 from runtime.durable import can_pause, durable
 from runtime.escalation import ask_person
-from runtime.kb import knowledge_base
-from runtime.models import load_chat_model
 from runtime.reliability import describe, settle
 from runtime.telemetry import emit
 from state.coverage import RoundCoverage
@@ -30,7 +27,7 @@ from state.graph import ResearchState
 from state.handoff import Decision, HandoffSummary
 from state.plan import CoveragePlan
 from state.usage import Usage
-from subagents.registry import registered
+from subagents.services import services
 
 
 async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
@@ -60,7 +57,7 @@ async def gap_check(state: ResearchState, runtime: Runtime[Context]) -> Research
         coverage,
         run_id=state["run_id"],
         ctx=ctx,
-        agents=await registered(ctx.agents_dir),
+        agents=dict((await services(ctx)).agents),
         breakers=state.get("breakers", {}),
         remaining_s=remaining_seconds(ctx, state.get("started_at", time.time())),
     )
@@ -171,12 +168,11 @@ async def find_new_values(
     fails costs its enumeration only; the failure is reported as an event.
     Returns the plan, the new values, the lead's usage and those events.
     """
-    kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
-    model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
+    run = await services(ctx)
     added: list[str] = []
     usage, failures = Usage(), []
     for enumerator in enumerators(
-        model, kb, limit=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
+        run.lead, run.kb, limit=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
     ):
         outcome = await settle(enumerator.missing(plan, findings))
         if isinstance(outcome, Exception):

@@ -10,7 +10,8 @@ from runtime.durable import current_run_id
 from state.graph import SubagentInput, SubagentState
 from state.plan import DEFAULT_AGENT, CoveragePlan, Dimension, facets_for_values
 from state.question import check_question
-from subagents.registry import DefinitionError, registered
+from subagents.registry import DefinitionError
+from subagents.services import services
 
 
 async def prepare_task(
@@ -25,7 +26,7 @@ async def prepare_task(
     values = tuple(dict.fromkeys(v.strip() for v in state.get("values", []) if v))
     if not values:
         raise ValueError("a subagent run by hand needs the values to cover")
-    agents = await registered(ctx.agents_dir)
+    agents = dict((await services(ctx)).agents)
     agent = state.get("agent") or DEFAULT_AGENT
     if agent not in agents:
         raise DefinitionError(f"no subagent is named {agent!r}")

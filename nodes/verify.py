@@ -14,24 +14,23 @@ from langgraph.runtime import Runtime
 from roles.fact_check import REFUSED, FactChecker, finding_key
 from roles.verify import verify_findings
 from runtime.context import Context
-from runtime.kb import knowledge_base
-from runtime.models import load_chat_model
 from runtime.reliability import describe, settle
 from runtime.telemetry import emit
 from state.graph import ResearchState
-from subagents.registry import DefinitionError, load_registry
+from subagents.services import Services, services
 
 
 async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     """Mark the findings that pass every check verified; drop the rest by reason."""
     ctx = runtime.context
-    kb = await asyncio.to_thread(knowledge_base, ctx.kb_path)
+    run = await services(ctx)
+    kb = run.kb
     kept, dropped = await asyncio.to_thread(
         verify_findings, state.get("findings", []), kb
     )
     update: ResearchState = {}
     checked = dict(state.get("fact_checks", {}))
-    checker = await asyncio.to_thread(fact_checker, ctx) if ctx.verifier else None
+    checker = await asyncio.to_thread(fact_checker, run, ctx) if ctx.verifier else None
     unjudged = [f for f in kept if finding_key(f) not in checked]
     if checker is not None and unjudged:
         outcome = await settle(checker.judge(unjudged, kb))
@@ -51,14 +50,11 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
     return {**update, "findings": kept, "dropped": dict(dropped)}
 
 
-def fact_checker(ctx: Context) -> FactChecker | None:
+def fact_checker(run: Services, ctx: Context) -> FactChecker | None:
     """The verifier the context names, on its model; None without one or a model."""
     if not ctx.verifier:
         return None
-    manifest = load_registry(ctx.agents_dir).get(ctx.verifier)
-    if manifest is None:
-        raise DefinitionError(f"the verifier {ctx.verifier!r} names no definition")
-    model = load_chat_model(ctx.agent_model(manifest.model))
+    model = run.model_of(ctx.verifier)
     if model is None:
         return None
-    return FactChecker(manifest, model, ctx.lead_timeout_s)
+    return FactChecker(run.agents[ctx.verifier], model, ctx.lead_timeout_s)

@@ -13,7 +13,6 @@ result instead of running it again.
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from datetime import UTC, datetime
 
@@ -25,9 +24,7 @@ from langgraph.types import TimeoutPolicy
 
 from runtime.context import Context
 from runtime.durable import attempt_number, durable
-from runtime.kb import knowledge_base
 from runtime.metering import UsageMeter
-from runtime.models import ModelSettings, load_chat_model
 from runtime.reliability import (
     CONTROL_FLOW,
     describe,
@@ -40,48 +37,8 @@ from state.agents import AgentManifest
 from state.budget import Budget
 from state.tasks import TaskDefinition, TaskResult
 from state.usage import Usage
-from subagents.extractive_agent import ByRule
-from subagents.gates import GatePolicy, Gates
-from subagents.json_agent import JsonSteps
-from subagents.llm_agent import ToolCalling
-from subagents.loop import Driver, Loop
-from subagents.registry import registered
+from subagents.services import services
 from subagents.state import agent_input
-from subagents.tools import make_tools
-
-
-@functools.lru_cache(maxsize=32)
-def loop_for(
-    manifest: AgentManifest,
-    settings: ModelSettings,
-    kb_path: str,
-    findings_per_value: int,
-    policy: GatePolicy,
-) -> Loop:
-    """What the agent brings to the loop on its model (by rule when it has none).
-
-    Its tool calls pass the agent's gates under `policy`. The most recently
-    used are kept; the cache is bounded, whatever settings callers send.
-    """
-    kb = knowledge_base(kb_path)
-    every = make_tools(kb)
-    tools = {t: every[t] for t in manifest.allowed_tools if t in every}
-    model = load_chat_model(settings)
-    driver: Driver
-    if model is None:
-        driver = ByRule(manifest, findings_per_value)
-    elif settings.protocol == "json":
-        driver = JsonSteps(model)
-    else:
-        driver = ToolCalling(model, list(tools.values()))
-    return Loop(manifest, driver, tools, Gates(manifest, policy), kb)
-
-
-def gate_policy(ctx: Context) -> GatePolicy:
-    """The gate settings of a run's context."""
-    return GatePolicy(
-        dangerous=ctx.dangerous_tools, approved=ctx.approved, user_gates=ctx.gates
-    )
 
 
 class AttemptError(Exception):
@@ -105,8 +62,8 @@ async def run_task(task: TaskDefinition) -> TaskResult:
     is still failing after its attempts gives a failed result saying why.
     """
     ctx = get_runtime(Context).context
-    manifest = (await registered(ctx.agents_dir))[task.agent_id]
-    settings = ctx.agent_model(manifest.model)
+    run = await services(ctx)
+    settings = run.models[run.agents[task.agent_id].model]
     idle = TimeoutPolicy(idle_timeout=task.idle_timeout_s or None)
     attempt = durable(
         run_attempt,
@@ -181,16 +138,10 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     policy judges it by that cause.
     """
     runtime = get_runtime(Context)
-    ctx, number = runtime.context, attempt_number(runtime)
-    manifest = (await registered(ctx.agents_dir))[task.agent_id]
-    loop = await asyncio.to_thread(
-        loop_for,
-        manifest,
-        ctx.agent_model(manifest.model),
-        ctx.kb_path,
-        ctx.findings_per_value,
-        gate_policy(ctx),
-    )
+    number = attempt_number(runtime)
+    run = await services(runtime.context)
+    manifest = run.agents[task.agent_id]
+    loop = await asyncio.to_thread(run.loop, task.agent_id)
     limit = time_limit(task, manifest)
     budget = task.budget.tighter(manifest.budget).tighter(Budget(seconds=limit))
     start = agent_input(manifest.system_prompt, task, budget)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -8,10 +9,9 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from runtime.context import Context
-from subagents.gates import GatePolicy
 from subagents.llm_agent import ToolCalling
 from subagents.registry import DefinitionError, load_definition, load_registry
-from subagents.run import loop_for
+from subagents.services import services
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
 from tests.unit.fakes import FakeResearcher
 
@@ -111,13 +111,7 @@ def test_no_subagent_can_hold_a_delegation_tool(
         by_rule = "search" in manifest.allowed_tools  # what runs with no model
         for spec in (model, "extractive") if by_rule else (model,):
             context = Context(subagent_model=spec, lead_model=spec, kb_path=creative_kb)
-            loop = loop_for(
-                manifest,
-                context.agent_model(manifest.model),
-                creative_kb,
-                3,
-                GatePolicy(),
-            )
+            loop = asyncio.run(services(context)).loop(manifest.agent_id)
             held = set(loop.tools)
             if isinstance(loop.driver, ToolCalling):  # what the model is offered
                 assert set(loop.driver.names) == held

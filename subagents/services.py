@@ -1,0 +1,157 @@
+"""A run's services, built once from its context and reached the same way everywhere.
+
+The knowledge base, the lead's model, the agent definitions, each agent's loop
+(its driver on its model, its tools and gates) and the router: every node, the
+CLI and the benchmarks ask `services(ctx)` for them instead of building their
+own. Runs with the same settings share one bundle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from runtime.context import Context
+from runtime.kb import KnowledgeBase, knowledge_base
+from runtime.models import EXTRACTIVE, ModelSettings, load_chat_model
+from state.agents import AgentManifest, AgentModel
+from state.circuit import Breaker
+from subagents.extractive_agent import ByRule
+from subagents.gates import GatePolicy, Gates, user_gates
+from subagents.json_agent import JsonSteps
+from subagents.llm_agent import ToolCalling
+from subagents.loop import Driver, Loop
+from subagents.registry import DefinitionError, load_registry
+from subagents.routing import Router
+from subagents.tools import make_tools
+
+KEPT = 16
+"""Bundles kept for runs of different settings; the oldest is let go first."""
+
+
+def gate_policy(ctx: Context) -> GatePolicy:
+    """The gate settings of a run's context."""
+    return GatePolicy(
+        dangerous=ctx.dangerous_tools, approved=ctx.approved, user_gates=ctx.gates
+    )
+
+
+@dataclass(frozen=True)
+class Services:
+    """What a run uses, built once.
+
+    Attributes:
+        kb: The knowledge base.
+        lead: The lead's model; None in extractive mode.
+        agents: The agent definitions, built-in and the user's, by id.
+        models: The model settings each kind of agent model names.
+        policy: What the gates apply.
+        routing: How facets are given to agents.
+        findings_per_value: Findings an extractive subagent cuts per value.
+    """
+
+    kb: KnowledgeBase
+    lead: BaseChatModel | None
+    agents: Mapping[str, AgentManifest]
+    models: Mapping[AgentModel, ModelSettings]
+    policy: GatePolicy
+    routing: str
+    findings_per_value: int
+    loops: dict[str, Loop] = field(default_factory=dict, compare=False)
+
+    def loop(self, agent_id: str) -> Loop:
+        """The agent's loop on its model (by rule when it names none); built once."""
+        built = self.loops.get(agent_id)
+        if built is None:
+            manifest = self.agents[agent_id]
+            built = self.loops[agent_id] = agent_loop(
+                manifest,
+                self.models[manifest.model],
+                self.kb,
+                self.findings_per_value,
+                self.policy,
+            )
+        return built
+
+    def model_of(self, agent_id: str) -> BaseChatModel | None:
+        """The model an agent runs on; None when it runs by rule."""
+        return load_chat_model(self.models[self.agents[agent_id].model])
+
+    def router(self, breakers: Mapping[str, Breaker] | None = None) -> Router:
+        """A router over the definitions, skipping agents whose circuit is open."""
+        return Router(dict(self.agents), dict(breakers or {}), self.routing)
+
+
+def agent_loop(
+    manifest: AgentManifest,
+    settings: ModelSettings,
+    kb: KnowledgeBase,
+    findings_per_value: int,
+    policy: GatePolicy,
+) -> Loop:
+    """What the agent brings to the loop on its model: driver, tools, gates."""
+    every = make_tools(kb)
+    tools = {t: every[t] for t in manifest.allowed_tools if t in every}
+    model = load_chat_model(settings)
+    driver: Driver
+    if model is None:
+        driver = ByRule(manifest, findings_per_value)
+    elif settings.protocol == "json":
+        driver = JsonSteps(model)
+    else:
+        driver = ToolCalling(model, list(tools.values()))
+    return Loop(manifest, driver, tools, Gates(manifest, policy), kb)
+
+
+def built(ctx: Context) -> Services:
+    """A run's services, from its context; a definition or gate error raises here."""
+    agents = load_registry(ctx.agents_dir)
+    user_gates(ctx.gates)  # a gate that cannot be loaded fails the run here
+    if ctx.verifier and ctx.verifier not in agents:
+        raise DefinitionError(f"the verifier {ctx.verifier!r} names no definition")
+    return Services(
+        kb=knowledge_base(ctx.kb_path),
+        lead=load_chat_model(ctx.model("lead")),
+        agents=agents,
+        models={
+            "lead": ctx.model("lead"),
+            "subagent": ctx.model("subagent"),
+            "extractive": ModelSettings(spec=EXTRACTIVE, role="subagent"),
+        },
+        policy=gate_policy(ctx),
+        routing=ctx.routing,
+        findings_per_value=ctx.findings_per_value,
+    )
+
+
+def key(ctx: Context) -> Hashable:
+    """What a bundle is built from: runs that agree on it share one."""
+    return (
+        ctx.kb_path,
+        ctx.agents_dir,
+        ctx.model("lead"),
+        ctx.model("subagent"),
+        gate_policy(ctx),
+        ctx.verifier,
+        ctx.routing,
+        ctx.findings_per_value,
+    )
+
+
+_built: OrderedDict[Hashable, Services] = OrderedDict()
+
+
+async def services(ctx: Context) -> Services:
+    """The services of a run with this context: built in a worker thread once."""
+    wanted = key(ctx)
+    bundle = _built.get(wanted)
+    if bundle is None:
+        bundle = await asyncio.to_thread(built, ctx)
+        _built[wanted] = bundle
+        while len(_built) > KEPT:
+            _built.popitem(last=False)
+    return bundle
