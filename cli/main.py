@@ -1,4 +1,7 @@
-"""`delegator research QUESTION` and `delegator ingest PATH`."""
+"""The `delegator` command: research, resume, fork, history, show, eval, serve, ingest.
+
+Every failure ends with one `error:` line and its exit code (`cli.exits`).
+"""
 
 from __future__ import annotations
 

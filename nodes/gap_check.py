@@ -131,7 +131,6 @@ def decide_on_budget(
         f"with {len(coverage.uncovered)} value(s) uncovered",
         urgency="run",
         question=state["question"],
-        facet="values still uncovered",
         values=coverage.uncovered,
         attempted=tuple(
             f"round {c.round}: {len(c.covered)} value(s) covered"
@@ -164,7 +163,7 @@ async def find_new_values(
     """The plan extended by the independent enumerations, and what they added.
 
     Each enumerator sees the plan as the ones before it extended it, and adds
-    at most `max_subagents` values a round. One that
+    at most `max_new_values` values a round. One that
     fails costs its enumeration only; the failure is reported as an event.
     Returns the plan, the new values, the lead's usage and those events.
     """
@@ -172,7 +171,7 @@ async def find_new_values(
     added: list[str] = []
     usage, failures = Usage(), []
     for enumerator in enumerators(
-        run.lead, run.kb, limit=ctx.max_subagents, timeout_s=ctx.lead_timeout_s
+        run.lead, run.kb, limit=ctx.max_new_values, timeout_s=ctx.lead_timeout_s
     ):
         outcome = await settle(enumerator.missing(plan, findings))
         if isinstance(outcome, Exception):

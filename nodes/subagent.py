@@ -158,7 +158,7 @@ def handoff_for(task: TaskDefinition, result: TaskResult) -> HandoffSummary:
         question=task.question,
         task_id=task.task_id,
         agent=task.agent_id,
-        facet=task.brief,
+        brief=task.brief,
         values=task.values,
         attempted=(
             *task.earlier,

@@ -206,7 +206,14 @@ class Context:
     max_subagents: int = setting(
         "max_subagents",
         5,
-        "Most facets planned, and most tasks sent per round.",
+        "Most subagents sent in a round: the first round sends one per facet, so "
+        "it is also the most facets planned.",
+        minimum=1,
+    )
+    max_new_values: int = setting(
+        "max_new_values",
+        5,
+        "Most values each independent enumeration may add to the plan a round.",
         minimum=1,
     )
     max_rounds: int = setting(

@@ -60,7 +60,7 @@ class ResearchState(TypedDict, total=False):
             the verified ones.
         dropped: How many findings failed verification, by reason.
         coverage: One RoundCoverage per round, in order.
-        events: Protocol events (DELEGATE, RESULT, RETRY, ESCALATE, COVERAGE),
+        events: Protocol events (DELEGATE, RESULT, RETRY, ESCALATE, COVERAGE, GATE),
             appended by the nodes that emit them.
         lead_usage: What the lead model's calls cost (plan, enumerate, write).
         fact_check_usage: What the verifier agent's calls cost.

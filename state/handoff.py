@@ -20,7 +20,7 @@ class HandoffSummary(BaseModel):
         question: The question of the run.
         task_id: The waiting task, empty for the coordinator.
         agent: The agent that failed, empty for the coordinator.
-        facet: The facet it worked on, or the values left uncovered.
+        brief: The waiting task's brief; empty for the coordinator.
         values: The dimension values at stake.
         attempted: What was tried, in order.
         errors: The errors met, latest last.
@@ -36,7 +36,7 @@ class HandoffSummary(BaseModel):
     question: str
     task_id: str = ""
     agent: str = ""
-    facet: str = ""
+    brief: str = ""
     values: tuple[str, ...] = ()
     attempted: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
