@@ -114,6 +114,7 @@ def test_the_coordinator_escalates_a_spent_budget_and_a_person_extends_it(
         subagent_model=fake_models(Landmarks()),
         kb_path=landmarks_kb,
         max_subagents=8,
+        max_new_values=8,
         run_token_budget=30,
     )
     app = builder.compile(checkpointer=InMemorySaver())
