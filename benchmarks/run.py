@@ -27,7 +27,7 @@ from tests.postgres import throwaway_server
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "RESULTS.md"
-ORCHESTRATION_NS = (1, 8, 32, 128)
+ORCHESTRATION_NS = (1, 8, 32, 128, 512)
 FAN_OUT_N = 1024
 CHECKPOINTER_N = 32
 RUNS = 5

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -134,16 +135,13 @@ class ToolCalling:
         if isinstance(last, AIMessage) and last.tool_calls:
             messages = messages[:-1]  # calls it may no longer make get no answer
         finish = WRAP_UP_PROMPT.format(reason=reason) if reason else FINISH_PROMPT
-        enforce = pointing_schema(
-            SubagentAnswer, state["evidence"], len(state["task"].values)
-        )
         try:
             if isinstance(last, AIMessage) and not last.tool_calls:
                 given = parse(SubagentAnswer, last)
             else:
                 ask = [*messages, HumanMessage(finish)]
                 given, _ = await ainvoke_structured(
-                    self.model, ask, SubagentAnswer, enforce=enforce
+                    self.model, ask, SubagentAnswer, enforce=pointing(state)
                 )
         except OutputParserException as err:
             correct = HumanMessage(
@@ -156,7 +154,7 @@ class ToolCalling:
                     [*messages, correct],
                     SubagentAnswer,
                     repairs=0,
-                    enforce=enforce,
+                    enforce=pointing(state),
                 )
             except ModelOutputError as invalid:
                 return invalid_output(invalid, steps)
@@ -172,3 +170,8 @@ class ToolCalling:
             steps=steps,
             note=note,
         )
+
+
+def pointing(state: AgentState) -> dict[str, Any]:
+    """The schema the server enforces: only handles and sentences shown."""
+    return pointing_schema(SubagentAnswer, state["evidence"], len(state["task"].values))
