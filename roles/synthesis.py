@@ -42,10 +42,11 @@ class Synthesis:
 
 
 def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
-    """Keep the sentences that cite a source; remove markers that name none.
+    """Keep the sentences that say something and cite a source.
 
     A marker naming no source is removed with the space before it; a sentence
-    left with no valid marker is dropped. Returns the text (None when nothing
+    left with no valid marker, or with no word besides its markers and list
+    numbers ("1. [20]"), is dropped. Returns the text (None when nothing
     stood), the markers removed and the sentences dropped.
     """
     markers = sentences = 0
@@ -55,7 +56,8 @@ def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
         for sentence in cited_sentences(paragraph):
             cited = [int(n) for n in _CITATION.findall(sentence)]
             markers += sum(n not in valid for n in cited)
-            if not valid.intersection(cited):
+            said = _CITATION.sub(" ", sentence)
+            if not valid.intersection(cited) or not any(c.isalpha() for c in said):
                 sentences += 1
                 continue
             kept.append(_INVALID.sub(lambda m: _keep_if(m, valid), sentence).strip())

@@ -16,6 +16,8 @@ from runtime.text import cited_sentences
         ("Every medium [1][2], music too [4]; see also [99].", True, 1, 0),
         ("No citation here. None here either.", False, 0, 2),
         ("Only invented ones [8]. And [9].", False, 2, 2),
+        ("1. [2]\n\n2. [3]\n\n3. [1][4]", False, 0, 3),
+        ("Storms hit Britain [2].\n\n1. [3]", True, 0, 1),
     ],
 )
 def test_sentences_without_a_valid_citation_are_dropped(
