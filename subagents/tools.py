@@ -106,7 +106,7 @@ def call_tool(
     state: Mapping[str, object],
     call_id: str,
 ) -> ToolMessage:
-    """Call a tool outside a ToolNode, injecting the state it takes, as a message."""
+    """Call a tool as the agent loop does, injecting the state it takes: a message."""
     given = dict(args)
     if tool.name in INJECTED:
         given[INJECTED[tool.name]] = state[INJECTED[tool.name]]
