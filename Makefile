@@ -14,7 +14,7 @@ export LANGGRAPH_STRICT_MSGPACK := true
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e . --group dev
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e . --group dev
 	touch $@
 
 install: $(BIN)/.installed
