@@ -25,6 +25,7 @@ from subagents.evidence import (
     handle,
     passage_of,
     pointed_quote,
+    runs,
 )
 
 FINISH_PROMPT = (
@@ -268,12 +269,27 @@ def check_answer(
     findings: list[Finding] = []
     errors: list[str] = []
     for claimed in answer.findings:
-        checked = to_finding(claimed, task, evidence, kb)
-        if isinstance(checked, str):
-            errors.append(checked)
-        else:
-            findings.append(checked)
+        for piece in pieces(claimed):
+            checked = to_finding(piece, task, evidence, kb)
+            if isinstance(checked, str):
+                errors.append(checked)
+            else:
+                findings.append(checked)
     return findings, errors
+
+
+def pieces(claimed: ClaimedFinding) -> list[ClaimedFinding]:
+    """A finding pointing at sentences with gaps between them, as one per run.
+
+    A quote is sentences one after another; a model that points at [2, 5]
+    chose two quotes, and code transcribes both. Each piece keeps the claim
+    (or, without one, is its own quote) and is checked on its own.
+    """
+    if not claimed.sentences:
+        return [claimed]
+    return [
+        claimed.model_copy(update={"sentences": run}) for run in runs(claimed.sentences)
+    ]
 
 
 def answer_output(

@@ -127,6 +127,17 @@ def block(name: str, shown: Excerpt) -> str:
     return "\n".join(lines)
 
 
+def runs(numbers: Sequence[int]) -> list[list[int]]:
+    """Sentence numbers in runs of one after another: [1, 2, 5] -> [[1, 2], [5]]."""
+    found: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if found and n == found[-1][-1] + 1:
+            found[-1].append(n)
+        else:
+            found.append([n])
+    return found
+
+
 def pointed_quote(text: str, numbers: Sequence[int], shown: Collection[int]) -> str:
     """The exact words of sentences `numbers` of `text`, first to last.
 

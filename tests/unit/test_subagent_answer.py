@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runtime.kb import KnowledgeBase
+from runtime.kb import KnowledgeBase, ingest
 from state.tasks import TaskDefinition
 from subagents.contract import (
     BAD_SENTENCES,
@@ -14,6 +15,7 @@ from subagents.contract import (
     UNKNOWN_EVIDENCE,
     ClaimedFinding,
     SubagentAnswer,
+    check_answer,
     pointing_schema,
     refusal_reason,
     task_values,
@@ -165,3 +167,28 @@ def test_the_enforced_schema_allows_only_what_was_shown() -> None:
 def test_a_year_is_no_value_number() -> None:
     years = TASK.model_copy(update={"values": ("2008", "2009")})
     assert task_values(["2009", 1, 2009], years) == ("2009", "2008")
+
+
+def test_sentences_with_gaps_are_one_finding_per_run(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "Storms.md").write_text(
+        "# Storms\n\n## Damage\n\nStorm Eunice cut power to many homes in England. "
+        "It was windy. Storm Ciaran flooded towns along the coast of France. "
+        "Storm Otto brought snow to the north of Scotland in February.\n"
+    )
+    kb_path = tmp_path / "kb.sqlite"
+    ingest(kb_path, [tmp_path / "docs"])
+    kb = KnowledgeBase(str(kb_path))
+    passage = kb.passage("Storms#0")
+    assert passage is not None
+    every = list(range(1, 5))
+    storms = TASK.model_copy(update={"values": ("storms",)})
+    answer = SubagentAnswer.model_validate(
+        {"findings": [{"evidence": "E1", "sentences": [1, 3, 4]}]}
+    )
+    ledger = {passage.passage_id: every}
+    findings, refused = check_answer(answer, storms, ledger, kb)
+    assert refused == []
+    expected = [pointed_quote(passage.text, run, every) for run in ([1], [3, 4])]
+    assert [f.quote for f in findings] == expected
+    assert [f.claim for f in findings] == expected
