@@ -12,6 +12,7 @@ resolves into quotes. Its calls pass the same gates, within the same budget.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Iterator
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
@@ -134,8 +135,8 @@ class ByRule:
     def weights(
         self, kb: KnowledgeBase, task: TaskDefinition, at: int
     ) -> dict[str, float]:
-        """How much each word of the question and the value tells a passage apart."""
-        return idf_weights(kb, [*terms(task.question), *terms(task.values[at])])
+        """How much each word of the question and value `at` tells passages apart."""
+        return value_weights(kb, task.question, task.values[at])
 
     def refuse(self, call: ToolCall, state: AgentState) -> Refusal | None:
         """Nothing: every call that passed the gates runs."""
@@ -181,6 +182,16 @@ class ByRule:
             "errors": errors,
             "steps": len(state["messages"]) - 2,
         }
+
+
+@functools.lru_cache(maxsize=256)
+def value_weights(kb: KnowledgeBase, question: str, value: str) -> dict[str, float]:
+    """The words of a question and one of its values, weighted by rarity; read once.
+
+    The rule reads the hits and then the answer by them: one knowledge-base
+    lookup serves both.
+    """
+    return idf_weights(kb, [*terms(question), *terms(value)])
 
 
 def _about(value: str, hits: list[Excerpt]) -> list[Excerpt]:

@@ -38,11 +38,10 @@ from subagents.contract import (
     SubagentAnswer,
     answer_output,
     invalid_output,
-    pointing_schema,
 )
 from subagents.evidence import Ledger, handle
 from subagents.loop import Loop, Move, Refusal
-from subagents.state import AgentState
+from subagents.state import AgentState, pointing
 from subagents.tools import tool_result
 
 STEP_PROMPT = (
@@ -205,8 +204,3 @@ class JsonSteps:
             steps=steps,
             note=note,
         )
-
-
-def pointing(schema: type[BaseModel], state: AgentState) -> dict[str, object]:
-    """The schema the server enforces: only handles and sentences shown."""
-    return pointing_schema(schema, state["evidence"], len(state["task"].values))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -35,10 +34,9 @@ from subagents.contract import (
     SubagentAnswer,
     answer_output,
     invalid_output,
-    pointing_schema,
 )
 from subagents.loop import Loop, Move, Refusal
-from subagents.state import AgentState
+from subagents.state import AgentState, pointing
 
 _ARGUMENT_KEYS = ("arguments", "args", "parameters")
 
@@ -141,7 +139,10 @@ class ToolCalling:
             else:
                 ask = [*messages, HumanMessage(finish)]
                 given, _ = await ainvoke_structured(
-                    self.model, ask, SubagentAnswer, enforce=pointing(state)
+                    self.model,
+                    ask,
+                    SubagentAnswer,
+                    enforce=pointing(SubagentAnswer, state),
                 )
         except OutputParserException as err:
             correct = HumanMessage(
@@ -154,7 +155,7 @@ class ToolCalling:
                     [*messages, correct],
                     SubagentAnswer,
                     repairs=0,
-                    enforce=pointing(state),
+                    enforce=pointing(SubagentAnswer, state),
                 )
             except ModelOutputError as invalid:
                 return invalid_output(invalid, steps)
@@ -170,8 +171,3 @@ class ToolCalling:
             steps=steps,
             note=note,
         )
-
-
-def pointing(state: AgentState) -> dict[str, Any]:
-    """The schema the server enforces: only handles and sentences shown."""
-    return pointing_schema(SubagentAnswer, state["evidence"], len(state["task"].values))

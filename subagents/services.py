@@ -1,7 +1,7 @@
 """A run's services, built once from its context and reached the same way everywhere.
 
 The knowledge base, the lead's model, the agent definitions, each agent's loop
-(its driver on its model, its tools and gates) and the router: every node, the
+(its driver on its model, its tools and gates): every node, the
 CLI and the benchmarks ask `services(ctx)` for them instead of building their
 own. Runs with the same settings share one bundle.
 """
@@ -12,21 +12,20 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import get_args
 
 from langchain_core.language_models import BaseChatModel
 
 from runtime.context import Context
 from runtime.kb import KnowledgeBase, knowledge_base
-from runtime.models import EXTRACTIVE, ModelSettings, load_chat_model
+from runtime.models import ModelSettings, load_chat_model
 from state.agents import AgentManifest, AgentModel
-from state.circuit import Breaker
 from subagents.extractive_agent import ByRule
 from subagents.gates import GatePolicy, Gates, user_gates
 from subagents.json_agent import JsonSteps
 from subagents.llm_agent import ToolCalling
 from subagents.loop import Driver, Loop
 from subagents.registry import DefinitionError, load_registry
-from subagents.routing import Router
 from subagents.tools import make_tools
 
 KEPT = 16
@@ -81,10 +80,6 @@ class Services:
         """The model an agent runs on; None when it runs by rule."""
         return load_chat_model(self.models[self.agents[agent_id].model])
 
-    def router(self, breakers: Mapping[str, Breaker] | None = None) -> Router:
-        """A router over the definitions, skipping agents whose circuit is open."""
-        return Router(dict(self.agents), dict(breakers or {}), self.routing)
-
 
 def agent_loop(
     manifest: AgentManifest,
@@ -117,11 +112,7 @@ def built(ctx: Context) -> Services:
         kb=knowledge_base(ctx.kb_path),
         lead=load_chat_model(ctx.model("lead")),
         agents=agents,
-        models={
-            "lead": ctx.model("lead"),
-            "subagent": ctx.model("subagent"),
-            "extractive": ModelSettings(spec=EXTRACTIVE, role="subagent"),
-        },
+        models={kind: ctx.agent_model(kind) for kind in get_args(AgentModel)},
         policy=gate_policy(ctx),
         routing=ctx.routing,
         findings_per_value=ctx.findings_per_value,

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import operator
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from state.budget import Budget
 from state.denials import Denial
 from state.findings import Finding
 from state.tasks import FailureKind, TaskDefinition
-from subagents.contract import brief
+from subagents.contract import brief, pointing_schema
 from subagents.evidence import Ledger, shown_more
 
 
@@ -100,3 +101,8 @@ class AgentState(TypedDict):
     steps: int
     failure: FailureKind | None
     remaining_steps: RemainingSteps
+
+
+def pointing(schema: type[BaseModel], state: AgentState) -> dict[str, Any]:
+    """`schema` as the server enforces it now: only handles and sentences shown."""
+    return pointing_schema(schema, state["evidence"], len(state["task"].values))
