@@ -50,12 +50,16 @@ class Holdings:
         """The value a model named: a listed one, by number or as written; else its own.
 
         With nothing listed, a number is a value as written (a year); with a
-        list, a number that names no item of it is None.
+        list, a number that names no item of it is None, and so is the label
+        of one of its groups: a heading of the list is no value.
         """
         if not self.items:
             return str(value)
         listed = named_item(value, self.items)
-        return listed or (value if isinstance(value, str) else None)
+        if listed or not isinstance(value, str):
+            return listed
+        labels = {normalize(label) for label, _ in self.groups}
+        return None if normalize(value) in labels else value
 
     def holds(self, value: str) -> bool:
         """Whether `value` is one of the listed items."""

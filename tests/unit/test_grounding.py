@@ -39,6 +39,7 @@ def test_code_spells_what_a_lead_names() -> None:
     assert HELD.spell("2023") == "2023"  # a year, not an item number
     assert HELD.spell(7) is None  # a number that names nothing listed
     assert Holdings().spell(2023) == "2023"  # nothing listed: numbers are words
+    assert HELD.spell(" storms") is None  # a heading of the list is no value
 
 
 def planned(answer: dict[str, Any], kb: str) -> list[str]:
