@@ -19,7 +19,7 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
-data/kb.sqlite: $(BIN)/.installed $(wildcard data/freshwiki/*)
+data/kb.sqlite: $(BIN)/.installed runtime/corpus.py $(wildcard data/freshwiki/*)
 	$(BIN)/delegator ingest
 
 kb: data/kb.sqlite

@@ -37,7 +37,16 @@ _SKIPPED_SECTIONS = {
     "further reading",
     "external links",
     "notes",
+    "footnotes",
+    "citations",
+    "sources",
+    "primary sources",
+    "secondary sources",
+    "bibliography",
+    "works cited",
 }
+"""Headings of an article's apparatus (references, navigation): never evidence,
+nor is any section below one."""
 
 
 @dataclass(frozen=True)
@@ -299,7 +308,7 @@ def _sections(lines: list[str]) -> Iterator[Section]:
 
     def flush() -> Iterator[Section]:
         text = _REFERENCE_MARK.sub("", "\n".join(body)).strip()
-        if text and path[-1].casefold() not in _SKIPPED_SECTIONS:
+        if text and not any(_is_apparatus(heading) for heading in path):
             yield Section(" > ".join(path), text)
 
     for line in lines:
@@ -320,6 +329,11 @@ def _sections(lines: list[str]) -> Iterator[Section]:
     yield from flush()
 
 
+def _is_apparatus(heading: str) -> bool:
+    """Whether a heading names references, notes or links: not the article's text."""
+    return heading.strip().casefold() in _SKIPPED_SECTIONS
+
+
 def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document:
     try:
         data = json.loads(raw)
@@ -334,7 +348,7 @@ def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document:
         sections.append(Section("Summary", _REFERENCE_MARK.sub("", summary)))
     for part in _objects(data["content"], "'content' is not a list of sections"):
         heading = _string(part.get("section_title")).strip()[:MAX_TITLE_CHARS]
-        if (heading or "Summary").casefold() in _SKIPPED_SECTIONS:
+        if _is_apparatus(heading):
             continue
         sentences = _objects(
             part.get("section_content"), "'section_content' is not a list of sentences"

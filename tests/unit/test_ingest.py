@@ -433,3 +433,18 @@ def test_the_shipped_index_is_rebuilt_when_it_cannot_be_opened(
     opened = knowledge_base.__wrapped__("")
     assert opened.path == shipped
     assert doc_ids(shipped) == ["Storm", "good"]
+
+
+def test_an_articles_apparatus_is_never_a_passage(tmp_path: Path) -> None:
+    """References, their subsections and source lists are not evidence."""
+    (tmp_path / "Storm.md").write_text(
+        "# Storm\n\nThe storm struck the coast in 2022.\n\n"
+        "# Damage\n\nRoofs were torn off across the region.\n\n"
+        "## Primary sources\n\nIn the text these references are preceded by a dagger.\n\n"
+        "# References\n\n## Works by the agency\n\nReport on the storm, 2023.\n\n"
+        "# Bibliography\n\nA book about storms.\n"
+    )
+    kb_path = tmp_path / "kb.sqlite"
+    ingest(kb_path, [tmp_path / "Storm.md"])
+    sections = [s for (s,) in rows(kb_path, "SELECT section FROM passages")]
+    assert sections == ["Summary", "Damage"]
