@@ -78,6 +78,7 @@ a:focus, [tabindex]:focus { outline: 3px solid var(--blue); outline-offset: 2px;
 table { border-collapse: collapse; font-size: .85rem; }
 th, td { border: 1px solid var(--line); padding: .25rem .5rem; text-align: left; }
 thead th { background: #f2f2f2; }
+tr.group th { background: #f7f7f7; font-weight: 600; }
 td.cell { border-left-width: 6px; min-width: 7rem; max-width: 18rem; }
 .cell .sym, .legend .sym { font-weight: bold; display: inline-block; width: 1.1em; }
 .covered { background: #bfe6dc; border-left-color: var(--green); }
@@ -239,17 +240,27 @@ def _cell_legend() -> str:
 
 def _matrix(matrix: Matrix) -> str:
     head = "".join(f'<th scope="col">Round {n}</th>' for n in matrix.rounds)
-    rows = "\n".join(
-        f'<tr><th scope="row">{esc(row.value)}</th>'
-        + "".join(_cell(c) for c in row.cells)
-        + "</tr>"
-        for row in matrix.rows
-    )
+    width = len(matrix.rounds) + 1
+    groups = []
+    for group, rows in itertools.groupby(matrix.rows, key=lambda row: row.group):
+        label = (
+            f'<tr class="group"><th scope="rowgroup" colspan="{width}">'
+            f"{esc(group)}</th></tr>\n"
+            if group
+            else ""
+        )
+        body = "\n".join(
+            f'<tr><th scope="row">{esc(row.value)}</th>'
+            + "".join(_cell(c) for c in row.cells)
+            + "</tr>"
+            for row in rows
+        )
+        groups.append(f"<tbody>\n{label}{body}\n</tbody>")
     return (
         '<div class="scroll" tabindex="0" role="region" aria-label="Coverage matrix">'
         '<table id="coverage-matrix" class="matrix">'
         f'<thead><tr><th scope="col">Value</th>{head}</tr></thead>'
-        f"<tbody>\n{rows}\n</tbody></table></div>"
+        f"{''.join(groups)}</table></div>"
     )
 
 

@@ -38,16 +38,21 @@ class Cell(BaseModel):
 
 
 class MatrixRow(BaseModel):
-    """One value of the coverage table, round by round."""
+    """One value of the coverage table, round by round, and its dimension."""
 
     model_config = ConfigDict(frozen=True)
 
     value: str
     cells: tuple[Cell, ...]
+    group: str = ""
 
 
 class Matrix(BaseModel):
-    """Coverage by value and round: the coverage table's rows, the run's rounds."""
+    """Coverage by value and round: the coverage table's rows, the run's rounds.
+
+    Rows are grouped by dimension (in a corpus plan, the kind of document), in
+    the order of each group's first value.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -179,7 +184,7 @@ def report_page_model(result: RunResult) -> ReportPage:
         question=result.question,
         coverage_line=coverage_line(result.coverage_table, result.summary, result.plan),
         matrix=coverage_matrix(
-            [r.value for r in result.coverage_table],
+            [(r.value, r.dimension) for r in result.coverage_table],
             result.coverage,
             result.tasks,
             verified,
@@ -191,12 +196,12 @@ def report_page_model(result: RunResult) -> ReportPage:
 
 
 def coverage_matrix(
-    values: Sequence[str],
+    values: Sequence[tuple[str, str]],
     rounds: Sequence[RoundCoverage],
     tasks: Sequence[TaskResult],
     findings: Sequence[Finding],
 ) -> Matrix:
-    """The state of each value after each round.
+    """The state of each (value, dimension) after each round, by dimension.
 
     A value an enumeration added in a round is not planned yet before it. A
     covered or weak value counts the verified findings found up to the round;
@@ -225,10 +230,13 @@ def coverage_matrix(
             return Cell(state="weak", findings=count(value, n))
         return Cell(state="uncovered")
 
+    groups = list(dict.fromkeys(group for _, group in values))
+    grouped = sorted(values, key=lambda pair: groups.index(pair[1]))
     return Matrix(
         rounds=tuple(c.round for c in rounds),
         rows=tuple(
-            MatrixRow(value=v, cells=tuple(cell(v, c) for c in rounds)) for v in values
+            MatrixRow(value=v, group=g, cells=tuple(cell(v, c) for c in rounds))
+            for v, g in grouped
         ),
     )
 

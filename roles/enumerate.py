@@ -7,9 +7,8 @@ far tell which words its documents share (words that recur across several of
 them, weighted by rarity). A query of those words, interpolated with the
 question, ranks the corpus again. A document is relevant when the question
 alone or the interpolated query reaches it; relevant documents that no finding
-cites and no plan value names are values the plan never named, when they are
-of the kind of the documents cited for the plan's own values (`Kinds`): one
-the search reached for a stray word is of another kind.
+cites and no plan value names are values the plan never named. The probe looks
+for breadth: it proposes those of kinds the answer does not cite yet.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,7 +27,7 @@ from pydantic import BaseModel, Field
 from roles.grounding import Holdings
 from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
-from runtime.kinds import document_kinds
+from runtime.kinds import corpus_kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.text import terms, years
@@ -37,9 +36,10 @@ from state.plan import CoveragePlan, normalize, refusal
 from state.usage import Usage
 
 EXPANSION_TERMS = 10
+PROBED = " (found by the corpus probe)"
+"""Ends the name of a dimension of documents the probe found: their kind, and
+that the plan did not name them."""
 _DEPTH = 100
-PROBE_DIMENSION = "documents the corpus probe found"
-"""Where the probe puts the documents it finds: what they are, no more."""
 
 
 @dataclass(frozen=True)
@@ -131,11 +131,13 @@ UNNAMED_HOLDINGS = (
 
 @dataclass(frozen=True)
 class CorpusProbe:
-    """Titles of relevant documents that no finding cites and no value names.
+    """Relevant documents of kinds the answer does not cite yet.
 
-    Of the question's period, when it names years (see `KnowledgeBase.in_period`),
-    and of the kind of the documents cited for the plan's own values (see
-    `Kinds.agreeing`), unless a section of the question's period reached them.
+    Breadth, not more of the same: of the relevant documents no finding cites
+    and no value names (see `probe`), of the question's period when it names
+    years (see `KnowledgeBase.in_period`), the probe proposes those whose kind
+    (`corpus_kinds`) no verified finding cites, the best of each such kind
+    first. Each goes to the dimension of its kind.
     """
 
     kb: KnowledgeBase
@@ -157,28 +159,59 @@ class CorpusProbe:
             names=plan.values,
         )
         period = years(plan.question)
-        kinds = document_kinds(self.kb)
-        core = kinds.core(planned_documents(plan, verified))
-        kin = set(kinds.agreeing([p.doc_id for p in found.documents], core))
-        titles = [
-            p.title
+        kinds_of = document_kinds(self.kb)
+        kin = set(
+            kinds_of.agreeing(
+                [p.doc_id for p in found.documents],
+                kinds_of.core(planned_documents(plan, verified)),
+            )
+        )
+        kinds = corpus_kinds(self.kb)
+        proposed = [
+            p
             for p in found.documents
             if self.kb.in_period(p, period)
             and (p.doc_id in kin or bool(period & years(p.section)))
-            and refusal(p.title, plan.question, [PROBE_DIMENSION], "") is None
+            and refusal(p.title, plan.question, [probed(kinds.of(p.doc_id))], "")
+            is None
         ]
-        titles = titles[: self.limit]
-        return Enumerated({PROBE_DIMENSION: titles} if titles else {})
+        cited = {kinds.of(f.source.doc_id) for f in verified}
+        missing: dict[str, list[str]] = {}
+        for doc in breadth_first(proposed, kinds.of, cited)[: self.limit]:
+            missing.setdefault(probed(kinds.of(doc.doc_id)), []).append(doc.title)
+        return Enumerated(missing)
+
+
+def probed(kind: str) -> str:
+    """The dimension of documents of `kind` that the probe found."""
+    return f"{kind}{PROBED}"
 
 
 def planned_documents(plan: CoveragePlan, verified: Sequence[Finding]) -> list[str]:
     """Documents cited for the plan's own values, not for values the probe added."""
-    probed = {v for d in plan.dimensions if d.name == PROBE_DIMENSION for v in d.values}
+    added = {v for d in plan.dimensions if d.name.endswith(PROBED) for v in d.values}
     return list(
         dict.fromkeys(
-            f.source.doc_id for f in verified if any(v not in probed for v in f.values)
+            f.source.doc_id for f in verified if any(v not in added for v in f.values)
         )
     )
+
+
+def breadth_first(
+    docs: Sequence[Passage], kind: Callable[[str], str], cited: Collection[str]
+) -> list[Passage]:
+    """`docs` (best first) reordered for breadth.
+
+    Documents of kinds the answer does not cite come first; within each tier,
+    the best document of each kind, then the second best, and so on.
+    """
+    rank: dict[str, int] = defaultdict(int)
+    order = []
+    for at, doc in enumerate(docs):
+        of = kind(doc.doc_id)
+        order.append((of in cited, rank[of], at))
+        rank[of] += 1
+    return [docs[at] for *_, at in sorted(order)]
 
 
 def enumerators(

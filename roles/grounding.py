@@ -9,18 +9,13 @@ what is there instead of inventing values from nothing.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
-from runtime.kinds import Kinds, document_kinds
+from runtime.kinds import OTHERS, corpus_kinds
 from runtime.text import terms, years
 from state.plan import named_item, normalize
-
-LABEL_HEADINGS = 2
-"""Section headings that name a group of documents of one kind."""
-OTHERS = "Other documents"
 
 
 @dataclass(frozen=True)
@@ -79,44 +74,6 @@ def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Pass
     )
 
 
-def kind_groups(kinds: Kinds, docs: Sequence[str]) -> list[list[str]]:
-    """The documents grouped by kind, in order of first appearance.
-
-    A document joins the group it is most like when it is at least as like
-    that group as the documents are like each other on average; else it starts
-    a group of its own.
-    """
-    pairs = [(a, b) for i, a in enumerate(docs) for b in docs[i + 1 :]]
-    floor = sum(kinds.similarity(a, b) for a, b in pairs) / len(pairs) if pairs else 0
-    groups: list[list[str]] = []
-    for doc in docs:
-        best = max(groups, key=lambda g: kinds.affinity(doc, g), default=None)
-        if best is not None and kinds.affinity(doc, best) >= floor:
-            best.append(doc)
-        else:
-            groups.append([doc])
-    return groups
-
-
-def top_headings(kb: KnowledgeBase, docs: Sequence[str]) -> dict[str, set[str]]:
-    """The top-level section headings of each of `docs`, read in one pass."""
-    wanted = set(docs)
-    headings: dict[str, set[str]] = {}
-    for doc, lead, section, _ in kb.lead_and_sections():
-        if doc in wanted and not lead:
-            headings.setdefault(doc, set()).add(section.split(" > ")[0])
-    return headings
-
-
-def group_label(headings: dict[str, set[str]], docs: Sequence[str]) -> str:
-    """A group's name: the top-level headings most of its documents share."""
-    shared = Counter(h for doc in docs for h in headings.get(doc, ()))
-    common = [h for h, n in shared.most_common(LABEL_HEADINGS) if n > 1]
-    if not common:
-        return OTHERS
-    return "Documents with sections " + ", ".join(common)
-
-
 def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
     """Top-level sections of `doc` that the question's own words reach."""
     title_words = set(terms(doc.title))
@@ -144,15 +101,15 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
         sections = relevant_sections(kb, question, docs[0])[:limit]
         parts = tuple(f"{docs[0].title}: {s}" for s in sections)
         return Holdings(parts, ((docs[0].title, tuple(range(1, len(parts) + 1))),))
-    titles = {d.doc_id: d.title for d in docs}
+    kinds = corpus_kinds(kb)
+    by_kind: dict[str, list[str]] = {}
+    for doc in docs:
+        by_kind.setdefault(kinds.of(doc.doc_id), []).append(doc.title)
+    others = by_kind.pop(OTHERS, [])
     items: list[str] = []
     groups = []
-    kinds = kind_groups(document_kinds(kb), list(titles))
-    alone = [doc for group in kinds if len(group) == 1 for doc in group]
-    headings = top_headings(kb, list(titles))
-    labelled = [(group_label(headings, g), g) for g in kinds if len(g) > 1]
-    for label, group in [*labelled, *([(OTHERS, alone)] if alone else [])]:
-        numbers = tuple(range(len(items) + 1, len(items) + len(group) + 1))
-        items += [titles[d] for d in group]
+    for label, titles in [*by_kind.items(), *([(OTHERS, others)] if others else [])]:
+        numbers = tuple(range(len(items) + 1, len(items) + len(titles) + 1))
+        items += titles
         groups.append((label, numbers))
     return Holdings(tuple(items), tuple(groups))

@@ -22,7 +22,7 @@ from roles.grounding import (
     relevant_sections,
 )
 from runtime.kb import KnowledgeBase, Passage
-from runtime.kinds import Kinds, document_kinds
+from runtime.kinds import Kinds, corpus_kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.reliability import describe
 from runtime.structured import (
@@ -290,23 +290,19 @@ def repair(plan: CoveragePlan, err: PlanLintError) -> CoveragePlan:
     )
 
 
-MATCHED_DOCUMENTS = "documents the search matched"
-"""The one dimension of an extractive plan: what the search reached, no more."""
-
-
 @dataclass(frozen=True)
 class CorpusPlanner:
     """Extractive plan: the documents the question reaches are its values.
 
     A document counts only of the question's period, when it names years (see
-    `KnowledgeBase.in_period`). Of the documents the question reaches, one of
-    another kind than the rest gives its place to the next of their kind
-    (`of_one_kind`). When one document stands out, its relevant sections are
-    the values; when only one section does, the question is answered directly.
-    A question whose words the knowledge base mostly does not know is refused
-    (`check_matches`): the plan would be noise. (A lead model plans from the
-    question instead, and its report shows what the knowledge base could
-    verify.)
+    `KnowledgeBase.in_period`). The most relevant documents are the values, one
+    dimension for each kind they are of (`corpus_kinds`), so that the coverage
+    table says which kinds a run reached. When one document stands out, its
+    relevant sections are the values; when only one section does, the question
+    is answered directly. A question whose words the knowledge base mostly does
+    not know is refused (`check_matches`): the plan would be noise. (A lead
+    model plans from the question instead, and its report shows what the
+    knowledge base could verify.)
     """
 
     kb: KnowledgeBase
@@ -335,14 +331,17 @@ class CorpusPlanner:
             return CoveragePlan.direct(question, planned_by="corpus")
         if len(relevant) > 1:
             chosen = of_one_kind(document_kinds(self.kb), relevant, self.max_facets)
-            values = tuple(d.title for d in chosen)
-            return one_dimension_plan(question, MATCHED_DOCUMENTS, values)
+            kinds = corpus_kinds(self.kb)
+            by_kind: dict[str, list[str]] = {}
+            for doc in chosen:
+                by_kind.setdefault(kinds.of(doc.doc_id), []).append(doc.title)
+            return corpus_plan(question, by_kind)
         sections = relevant_sections(self.kb, question, relevant[0])
         if len(sections) <= 1:
             return CoveragePlan.direct(question, planned_by="corpus")
-        values = tuple(f"{relevant[0].title}: {s}" for s in sections[: self.max_facets])
-        return one_dimension_plan(
-            question, f"sections of {relevant[0].title} the search matched", values
+        values = [f"{relevant[0].title}: {s}" for s in sections[: self.max_facets]]
+        return corpus_plan(
+            question, {f"sections of {relevant[0].title} the search matched": values}
         )
 
 
@@ -364,21 +363,26 @@ def of_one_kind(kinds: Kinds, ranked: list[Passage], n: int) -> list[Passage]:
     return sorted(chosen, key=lambda d: d.score, reverse=True)
 
 
-def one_dimension_plan(
-    question: str, dimension: str, values: tuple[str, ...]
-) -> CoveragePlan:
-    """A linted plan of one dimension, each value a facet of its own.
+def corpus_plan(question: str, dimensions: dict[str, list[str]]) -> CoveragePlan:
+    """A linted plan of these dimensions, each value a facet of its own.
 
     A value the lint would refuse (a title that is the question itself) is left
     out; with no value left, the question is answered directly.
     """
-    values = tuple(v for v in values if refusal(v, question, [dimension], "") is None)
+    names = list(dimensions)
+    kept = {
+        name: tuple(v for v in values if refusal(v, question, names, "") is None)
+        for name, values in dimensions.items()
+    }
+    values = [v for vs in kept.values() for v in vs]
     if not values:
         return CoveragePlan.direct(question, planned_by="corpus")
     return lint_plan(
         CoveragePlan(
             question=question,
-            dimensions=(Dimension(name=dimension, values=values),),
+            dimensions=tuple(
+                Dimension(name=n, values=vs) for n, vs in kept.items() if vs
+            ),
             facets=facets_for_values(question, values),
             planned_by="corpus",
         )

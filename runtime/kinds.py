@@ -1,7 +1,9 @@
 """The kind of thing each document is, told by what it shares with others.
 
-The extractive planner keeps a plan's documents of one kind, and the corpus
-probe proposes only documents of the kind the answer already cites.
+Documents of one kind share section headings and the words their leads define
+them with. The knowledge base's documents fall into kinds (`corpus_kinds`):
+a plan spreads over them, and re-delegation looks for kinds an answer does not
+cite yet.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ Profile = Mapping[str, float]
 
 CORE_SHARE = 0.5
 """Share of the median document's affinity a document needs to be of the core."""
+LABEL_HEADINGS = 2
+"""Section headings that name a kind."""
+KIN_FACTOR = 3.0
+"""How many times more alike than two documents of the corpus on average a
+document must be to a kind's documents to be of their kind."""
+OTHERS = "Other documents"
+"""The kind of documents that share their kind with no other."""
 
 
 @dataclass(frozen=True)
@@ -40,8 +49,8 @@ class Kinds:
     def similarity(self, a: str, b: str) -> float:
         """How alike the kinds of two documents are, 0 to 1 (mean of two cosines)."""
         return (
-            _cosine(self.headings.get(a, {}), self.headings.get(b, {}))
-            + _cosine(self.leads.get(a, {}), self.leads.get(b, {}))
+            _dot(self.headings.get(a, {}), self.headings.get(b, {}))
+            + _dot(self.leads.get(a, {}), self.leads.get(b, {}))
         ) / 2
 
     def affinity(self, doc: str, others: Iterable[str]) -> float:
@@ -74,12 +83,84 @@ class Kinds:
         floor = min(self.affinity(member, core) for member in core)
         return [doc for doc in docs if self.affinity(doc, core) >= floor]
 
+    def groups(self, docs: Sequence[str]) -> list[list[str]]:
+        """The documents grouped by kind, in order of first appearance.
 
-def _cosine(a: Profile, b: Profile) -> float:
-    """The cosine of two unit-length profiles."""
+        A document joins the group it is most like (by mean similarity to its
+        members) when it is KIN_FACTOR times as like that group as the
+        documents are like each other on average; else it starts a group of
+        its own. Each
+        group keeps the sum of its members' profiles, so a document is compared
+        with each group once, not with each member.
+        """
+        floor = KIN_FACTOR * self._mean_similarity(docs)
+        groups: list[_Group] = []
+        for doc in docs:
+            scored = [(group.affinity(self, doc), group) for group in groups]
+            best = max(scored, key=lambda pair: pair[0], default=None)
+            if best is not None and best[0] >= floor:
+                best[1].add(self, doc)
+            else:
+                groups.append(_Group.of(self, doc))
+        return [group.members for group in groups]
+
+    def _mean_similarity(self, docs: Sequence[str]) -> float:
+        """The mean similarity of the pairs of `docs`, from the sums of profiles."""
+        n = len(docs)
+        if n < 2:
+            return 0.0
+        total = 0.0
+        for profiles in (self.headings, self.leads):
+            summed = _sum(profiles.get(doc, {}) for doc in docs)
+            own = sum(_dot(profiles.get(d, {}), profiles.get(d, {})) for d in docs)
+            total += (_dot(summed, summed) - own) / (n * (n - 1))
+        return total / 2
+
+
+@dataclass
+class _Group:
+    """Documents of one kind, and the sums of their two profiles."""
+
+    members: list[str]
+    headings: dict[str, float]
+    leads: dict[str, float]
+
+    @classmethod
+    def of(cls, kinds: Kinds, doc: str) -> _Group:
+        group = cls([], {}, {})
+        group.add(kinds, doc)
+        return group
+
+    def add(self, kinds: Kinds, doc: str) -> None:
+        self.members.append(doc)
+        for summed, profiles in (
+            (self.headings, kinds.headings),
+            (self.leads, kinds.leads),
+        ):
+            for word, weight in profiles.get(doc, {}).items():
+                summed[word] = summed.get(word, 0.0) + weight
+
+    def affinity(self, kinds: Kinds, doc: str) -> float:
+        """The mean similarity of `doc` to the members."""
+        return (
+            _dot(kinds.headings.get(doc, {}), self.headings)
+            + _dot(kinds.leads.get(doc, {}), self.leads)
+        ) / (2 * len(self.members))
+
+
+def _dot(a: Profile, b: Profile) -> float:
+    """The dot product of two profiles (their cosine when both are unit length)."""
     if len(b) < len(a):
         a, b = b, a
     return sum(weight * b.get(word, 0.0) for word, weight in a.items())
+
+
+def _sum(profiles: Iterable[Profile]) -> dict[str, float]:
+    summed: dict[str, float] = defaultdict(float)
+    for profile in profiles:
+        for word, weight in profile.items():
+            summed[word] += weight
+    return summed
 
 
 def _profiles(counts: Mapping[str, Counter[str]], total: int) -> dict[str, Profile]:
@@ -101,30 +182,86 @@ def _profiles(counts: Mapping[str, Counter[str]], total: int) -> dict[str, Profi
     return profiles
 
 
-def kinds_of(rows: Sequence[tuple[str, bool, str, str]]) -> Kinds:
-    """The kinds of the documents of (doc_id, is lead, section, text) passage rows.
+Row = tuple[str, bool, str, str]
+"""A passage as (doc_id, whether it is the lead, section, lead text)."""
+
+
+def kinds_of(rows: Sequence[Row]) -> Kinds:
+    """The kinds of the documents of passage rows.
 
     The lead is a document's first passage; headings are the top-level ones of
     its other sections, less the lead's own.
     """
-    lead_sections = {doc: section for doc, first, section, _ in rows if first}
     headings: dict[str, Counter[str]] = defaultdict(Counter)
     leads: dict[str, Counter[str]] = defaultdict(Counter)
-    for doc, first, section, text in rows:
+    for doc, first, _, text in rows:
         if first:
             leads[doc].update(stem(w) for w in terms(text) if not w.isdigit())
-        elif section != lead_sections.get(doc):
-            for word in terms(section.split(" > ")[0]):
-                headings[doc][stem(word)] = 1
+    for doc, heads in top_headings(rows).items():
+        for word in terms(" ".join(heads)):
+            headings[doc][stem(word)] = 1
     total = len({row[0] for row in rows})
     return Kinds(_profiles(headings, total), _profiles(leads, total))
 
 
+def top_headings(rows: Sequence[Row]) -> dict[str, list[str]]:
+    """Each document's top-level section headings, in order, less its lead's."""
+    lead_sections = {doc: section for doc, first, section, _ in rows if first}
+    headings: dict[str, list[str]] = defaultdict(list)
+    for doc, first, section, _ in rows:
+        top = section.split(" > ")[0]
+        if not first and section != lead_sections.get(doc):
+            if top not in headings[doc]:
+                headings[doc].append(top)
+    return headings
+
+
+@dataclass(frozen=True)
+class CorpusKinds:
+    """The kind of every document of a knowledge base, named by its headings.
+
+    A kind's label names the top-level headings most of its documents share
+    ("Documents with sections Career, Personal life"); documents that share
+    their kind with no other are of the kind OTHERS.
+    """
+
+    label_of: Mapping[str, str]
+
+    def of(self, doc_id: str) -> str:
+        """The label of the kind of `doc_id`; OTHERS for a document not known."""
+        return self.label_of.get(doc_id, OTHERS)
+
+
+def kind_label(headings: Mapping[str, Sequence[str]], docs: Sequence[str]) -> str:
+    """A group's name: the top-level headings most of its documents share."""
+    shared = Counter(h for doc in docs for h in headings.get(doc, ()))
+    common = [h for h, n in shared.most_common(LABEL_HEADINGS) if n > 1]
+    if len(docs) < 2 or not common:
+        return OTHERS
+    return "Documents with sections " + ", ".join(common)
+
+
 def document_kinds(kb: KnowledgeBase) -> Kinds:
     """The kinds of every document of `kb`, read once per version of its file."""
-    return _read_kinds(kb, kb.version())
+    return _read(kb, kb.version())[0]
+
+
+def corpus_kinds(kb: KnowledgeBase) -> CorpusKinds:
+    """Every document of `kb` sorted into its kind, once per version of its file."""
+    return _read(kb, kb.version())[1]
 
 
 @functools.lru_cache(maxsize=8)
-def _read_kinds(kb: KnowledgeBase, version: tuple[int, int, int, int]) -> Kinds:
-    return kinds_of(kb.lead_and_sections())
+def _read(
+    kb: KnowledgeBase, version: tuple[int, int, int, int]
+) -> tuple[Kinds, CorpusKinds]:
+    rows = kb.lead_and_sections()
+    kinds = kinds_of(rows)
+    headings = top_headings(rows)
+    docs = sorted({row[0] for row in rows})
+    label_of = {
+        doc: kind_label(headings, group)
+        for group in kinds.groups(docs)
+        for doc in group
+    }
+    return kinds, CorpusKinds(label_of)

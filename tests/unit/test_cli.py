@@ -70,9 +70,8 @@ def test_max_rounds_zero_disables_redelegation(
     data = json.loads(result.read_text())
     assert len(data["coverage"]) == 1
     assert data["summary"]["tasks"] == 5
-    assert {f["values"][0] for f in data["findings"]} <= set(
-        data["plan"]["dimensions"][0]["values"][:5]
-    )
+    planned = {v for f in data["plan"]["facets"][:5] for v in f["values"]}
+    assert {f["values"][0] for f in data["findings"]} <= planned
 
 
 def test_explicit_setting_beats_the_environment(

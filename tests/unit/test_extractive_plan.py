@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from roles.plan import MATCHED_DOCUMENTS, CorpusPlanner, of_one_kind
+from roles.plan import CorpusPlanner, of_one_kind
 from runtime.kb import KnowledgeBase, Passage, ingest
-from runtime.kinds import document_kinds
+from runtime.kinds import OTHERS, document_kinds
 
 DOCS = {
     "Valley_flood_2019": "# Valley flood\n\nThe Valley flood of 2019 drowned farms.\n",
@@ -24,7 +24,7 @@ def test_documents_outside_the_question_period_are_no_values(tmp_path: Path) -> 
     planner = CorpusPlanner(KnowledgeBase(tmp_path / "kb.sqlite"), 5)
     planned = asyncio.run(planner.plan("Which floods drowned in 2022 and 2023?"))
     (dimension,) = planned.plan.dimensions
-    assert dimension.name == MATCHED_DOCUMENTS
+    assert dimension.name == OTHERS
     assert set(dimension.values) == {"Coast flood", "River flood"}
     anytime = asyncio.run(planner.plan("Which floods drowned?")).plan
     assert set(anytime.values) == {

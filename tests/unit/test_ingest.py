@@ -440,7 +440,7 @@ def test_an_articles_apparatus_is_never_a_passage(tmp_path: Path) -> None:
     (tmp_path / "Storm.md").write_text(
         "# Storm\n\nThe storm struck the coast in 2022.\n\n"
         "# Damage\n\nRoofs were torn off across the region.\n\n"
-        "## Primary sources\n\nIn the text these references are preceded by a dagger.\n\n"
+        "## Primary sources\n\nThese references are preceded by a dagger.\n\n"
         "# References\n\n## Works by the agency\n\nReport on the storm, 2023.\n\n"
         "# Bibliography\n\nA book about storms.\n"
     )

@@ -170,6 +170,19 @@ def test_matrix_rows_are_the_coverage_table_and_columns_the_rounds() -> None:
     assert all(len(r.cells) == 2 for r in matrix.rows)
 
 
+def test_matrix_rows_are_grouped_by_kind_and_the_page_names_each_group() -> None:
+    values = [("Eunice", "storms"), ("Turkey", "earthquakes"), ("Ciaran", "storms")]
+    matrix = coverage_matrix(values, [], [], [])
+    assert [(r.value, r.group) for r in matrix.rows] == [
+        ("Eunice", "storms"),
+        ("Ciaran", "storms"),
+        ("Turkey", "earthquakes"),
+    ]
+    page = report_page(two_rounds())
+    groups = re.findall(r'<th scope="rowgroup"[^>]*>([^<]*)</th>', page)
+    assert groups and set(groups) == {r.dimension for r in two_rounds().coverage_table}
+
+
 def test_each_cell_is_the_state_of_its_value_after_its_round() -> None:
     rows = {r.value: r.cells for r in report_page_model(two_rounds()).matrix.rows}
     eunice, ciaran, otto = rows["Eunice"], rows["Ciaran"], rows["Otto"]
@@ -190,7 +203,11 @@ def test_a_finding_counts_from_the_earliest_round_that_claimed_its_span() -> Non
         RoundCoverage(round=n, covered=("Eunice",), coverage=1.0, improved=True)
         for n in range(3)
     ]
-    cells = coverage_matrix(["Eunice"], rounds, tasks, [EUNICE, late]).rows[0].cells
+    cells = (
+        coverage_matrix([("Eunice", "storms")], rounds, tasks, [EUNICE, late])
+        .rows[0]
+        .cells
+    )
     assert [c.findings for c in cells] == [1, 2, 2]
 
 
@@ -205,7 +222,11 @@ def test_a_value_with_too_few_findings_is_weak() -> None:
         )
     ]
     tasks = [task(0, "Eunice", found=[EUNICE])]
-    cell = coverage_matrix(["Eunice"], rounds, tasks, [EUNICE]).rows[0].cells[0]
+    cell = (
+        coverage_matrix([("Eunice", "storms")], rounds, tasks, [EUNICE])
+        .rows[0]
+        .cells[0]
+    )
     assert (cell.state, cell.findings) == ("weak", 1)
 
 
