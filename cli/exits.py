@@ -14,6 +14,7 @@ from runtime.context import ConfigError
 from runtime.corpus import CorpusError
 from runtime.kb import KnowledgeBaseError
 from runtime.local_engine import LocalModelError
+from runtime.mcp import McpServerError
 from runtime.models import ModelSpecError, ModelTimeoutError
 from runtime.reliability import describe
 from runtime.structured import ModelEndpointError, ModelOutputError
@@ -61,6 +62,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             DecisionError,
             ServeError,
             DatasetError,
+            McpServerError,
         ),
         BAD_INPUT,
         "",

@@ -45,11 +45,13 @@ from presentation.page import eval_page, report_page
 from runtime.context import Context, given_settings
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
 from runtime.reliability import describe
+from runtime.sources import Sources
 from state.graph import ResearchState
 from state.handoff import ACTIONS
 from state.question import QuestionError, check_question
 from state.report import Report, RunSummary
 from state.result import RunResult
+from state.tasks import tool_evidence
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,12 +108,16 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     if args.command == "research" and question is None and thread is None:
         raise QuestionError("give a question, or --thread to resume a run")
     outputs = [p for p in (args.out, args.json, args.html) if p is not None]
-    refuse_overwriting(outputs, [Path(args.kb or DEFAULT_KB_PATH), args.db])
+    inputs = [Path(args.kb or DEFAULT_KB_PATH), args.db]
+    if args.mcp_config:
+        inputs.append(Path(args.mcp_config))
+    refuse_overwriting(outputs, inputs)
     given = {
         "lead_model": args.lead_model,
         "subagent_model": args.subagent_model,
         "kb_path": args.kb,
         "agents_dir": args.agents,
+        "mcp_config": args.mcp_config,
         "routing": args.routing,
         "verifier": args.verifier,
         "approve_plan": args.approve_plan or None,
@@ -386,9 +392,10 @@ def run_result(
 ) -> RunResult:
     """Everything a run produced, with the text of every passage it cites."""
     report = report_of(state)
-    kb = knowledge_base(context.kb_path)
+    results = state.get("results", {})
+    sources = Sources(knowledge_base(context.kb_path), tool_evidence(results.values()))
     findings = state.get("findings", [])
-    cited = kb.passages(f.source.passage_id for f in findings)
+    cited = sources.passages(f.source.passage_id for f in findings)
     return RunResult(
         thread_id=thread_id,
         question=state["question"],
@@ -400,7 +407,7 @@ def run_result(
         coverage_table=report.coverage_table,
         min_findings_per_value=context.min_findings_per_value,
         uncovered=report.unresolved_gaps,
-        tasks=tuple(state.get("results", {}).values()),
+        tasks=tuple(results.values()),
         summary=report.summary.model_copy(update={"wall_seconds": seconds}),
         events=tuple(state.get("events", [])),
     )

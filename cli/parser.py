@@ -60,6 +60,11 @@ def run_options() -> argparse.ArgumentParser:
     add("--max-subagents", type=int, help="facets planned and tasks per round (5)")
     add("--kb", help="knowledge base file")
     add("--agents", metavar="DIR", help="a folder of your own subagent definitions")
+    add(
+        "--mcp-config",
+        metavar="FILE",
+        help='MCP servers ({"mcpServers": ...}) whose tools agents may name',
+    )
     add("--routing", choices=ROUTINGS, help="how facets get agents (capability)")
     add("--verifier", help="a definition to run as verifier, e.g. fact_checker")
     add(

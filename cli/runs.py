@@ -27,6 +27,7 @@ from graphs.research import FINISHED, PLANNED, compiled, continues_after
 from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
+from runtime.mcp import stop_servers
 from state.graph import InputState, ResearchState
 from state.plan import CoveragePlan, lint_plan
 from subagents.services import services
@@ -81,28 +82,40 @@ async def run_thread(
         EscalatedError: A branch or the run waits for a person and `ask` is None.
     """
     async with open_checkpointer(request.db, request.checkpointer_url) as saver:
-        app = compiled(saver)
-        config: RunnableConfig = {"configurable": {"thread_id": request.thread_id}}
-        if request.fork is not None:
-            run_input: InputState | Command[Any] | None = await forked_input(
-                app, request, request.fork
-            )
-        else:
-            run_input = await first_input(app, config, request, ask)
-        while True:
-            with RunProgress(progress) if progress else nullcontext() as shown:
-                async for event in app.astream(
-                    run_input,
-                    config,
-                    context=request.context,
-                    stream_mode="custom",
-                ):
-                    if shown is not None:
-                        shown.on_event(cast(Mapping[str, Any], event))
-            snapshot = await app.aget_state(config)
-            if not snapshot.interrupts:
-                return cast(ResearchState, snapshot.values)
-            run_input = decide(request.thread_id, snapshot.interrupts, None, ask)
+        try:
+            return await run_to_end(compiled(saver), request, ask, progress)
+        finally:
+            await stop_servers()
+
+
+async def run_to_end(
+    app: CompiledStateGraph[ResearchState, Context, InputState, Any],
+    request: RunRequest,
+    ask: Ask | None,
+    progress: Console | None,
+) -> ResearchState:
+    """Run or resume the thread on `app` until it ends or waits with no one to ask."""
+    config: RunnableConfig = {"configurable": {"thread_id": request.thread_id}}
+    if request.fork is not None:
+        run_input: InputState | Command[Any] | None = await forked_input(
+            app, request, request.fork
+        )
+    else:
+        run_input = await first_input(app, config, request, ask)
+    while True:
+        with RunProgress(progress) if progress else nullcontext() as shown:
+            async for event in app.astream(
+                run_input,
+                config,
+                context=request.context,
+                stream_mode="custom",
+            ):
+                if shown is not None:
+                    shown.on_event(cast(Mapping[str, Any], event))
+        snapshot = await app.aget_state(config)
+        if not snapshot.interrupts:
+            return cast(ResearchState, snapshot.values)
+        run_input = decide(request.thread_id, snapshot.interrupts, None, ask)
 
 
 async def first_input(

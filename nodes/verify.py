@@ -15,8 +15,10 @@ from roles.fact_check import REFUSED, FactChecker, finding_key
 from roles.verify import verify_findings
 from runtime.context import Context
 from runtime.reliability import describe, settle
+from runtime.sources import Sources
 from runtime.telemetry import emit
 from state.graph import ResearchState
+from state.tasks import tool_evidence
 from subagents.services import Services, services
 
 
@@ -24,16 +26,16 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
     """Mark the findings that pass every check verified; drop the rest by reason."""
     ctx = runtime.context
     run = await services(ctx)
-    kb = run.kb
+    sources = Sources(run.kb, tool_evidence(state.get("results", {}).values()))
     kept, dropped = await asyncio.to_thread(
-        verify_findings, state.get("findings", []), kb
+        verify_findings, state.get("findings", []), sources
     )
     update: ResearchState = {}
     checked = dict(state.get("fact_checks", {}))
     checker = await asyncio.to_thread(fact_checker, run, ctx) if ctx.verifier else None
     unjudged = [f for f in kept if finding_key(f) not in checked]
     if checker is not None and unjudged:
-        outcome = await settle(checker.judge(unjudged, kb))
+        outcome = await settle(checker.judge(unjudged, sources))
         if isinstance(outcome, Exception):
             update["events"] = [
                 emit("COVERAGE", stage="fact_check", error=describe(outcome))

@@ -16,8 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from runtime.kb import KnowledgeBase
 from runtime.models import lead_deadline
+from runtime.sources import PassageLookup
 from runtime.structured import ainvoke_structured
 from state.agents import AgentManifest
 from state.findings import Finding
@@ -56,7 +56,7 @@ class FactChecker:
     timeout_s: float
 
     async def judge(
-        self, findings: Sequence[Finding], kb: KnowledgeBase
+        self, findings: Sequence[Finding], sources: PassageLookup
     ) -> tuple[dict[str, bool], Usage]:
         """Each finding's verdict (True: supported) by key, and what it cost."""
         verdicts: dict[str, bool] = {}
@@ -64,7 +64,7 @@ class FactChecker:
         for start in range(0, len(findings), BATCH):
             batch = findings[start : start + BATCH]
             cited = [f.source.passage_id for f in batch]
-            passages = await asyncio.to_thread(kb.passages, cited)
+            passages = await asyncio.to_thread(sources.passages, cited)
             texts = [
                 p.text if (p := passages.get(f.source.passage_id)) else ""
                 for f in batch

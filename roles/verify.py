@@ -19,7 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from runtime.kb import KnowledgeBase, Passage
+from runtime.kb import Passage
+from runtime.sources import PassageLookup
 from runtime.text import negations, numbers, sentence_spans, sentences, stems
 from state.findings import Finding, normalize_text
 from state.plan import normalize
@@ -141,7 +142,7 @@ def check(
 
 
 def verify_findings(
-    findings: Sequence[Finding], kb: KnowledgeBase
+    findings: Sequence[Finding], sources: PassageLookup
 ) -> tuple[list[Finding], Counter[str]]:
     """The findings that pass every check, and how many were dropped for each reason."""
     wanted: Iterable[str] = [
@@ -149,7 +150,7 @@ def verify_findings(
         for f in findings
         for pid in (f.source.passage_id, opening_passage_id(f.source.doc_id))
     ]
-    passages = kb.passages(wanted)
+    passages = sources.passages(wanted)
     kept: list[Finding] = []
     dropped: Counter[str] = Counter()
     for finding in findings:

@@ -28,6 +28,8 @@ ROUTINGS: tuple[str, ...] = get_args(Routing)
 APPROVABLE_ENV = "DELEGATOR_APPROVABLE_TOOLS"
 """Dangerous tools a run's settings may approve: the operator's choice, not a
 caller's (an approval from `DELEGATOR_APPROVED_TOOLS` itself is the operator's)."""
+MCP_CONFIG_ENV = "DELEGATOR_MCP_CONFIG"
+"""The operator's MCP configuration: when set, the only one a run may name."""
 AGENT_DIRS_ENV = "DELEGATOR_AGENT_DIRS"
 """Folders an `agents_dir` must lie in, if set (see `runtime.paths`)."""
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -173,6 +175,13 @@ class Context:
         "",
         "Your own tool-call gates, 'module:function' separated by commas, from "
         "packages DELEGATOR_GATE_PACKAGES allows; they run after the built-in ones.",
+    )
+    mcp_config: str = setting(
+        "mcp_config",
+        "",
+        'An MCP configuration file ({"mcpServers": ...}) whose servers agents '
+        "may use. Empty: the operator's DELEGATOR_MCP_CONFIG, if set; with it set, "
+        "no other file.",
     )
     dangerous_tools: DangerousTools = setting(
         "dangerous_tools",
@@ -346,6 +355,11 @@ class Context:
             limits = dict(f.metadata)
             setattr(self, f.name, checked(f.name, value, _TYPES[f.name], limits))
         check_kb_path(self.kb_path)
+        operators = os.environ.get(MCP_CONFIG_ENV, "")
+        if operators and self.mcp_config and self.mcp_config != operators:
+            raise ConfigError(
+                f"mcp_config may name only the operator's file ({MCP_CONFIG_ENV})"
+            )
         if self.agents_dir and not allowed(self.agents_dir, AGENT_DIRS_ENV):
             raise ConfigError("agents_dir is outside the folders this server allows")
         approvable = {
@@ -373,6 +387,11 @@ class Context:
                 tokens=self.task_token_budget, tool_calls=self.task_tool_calls
             ),
         }
+
+    @property
+    def mcp_config_file(self) -> str:
+        """The MCP configuration the run's agents take their servers from."""
+        return self.mcp_config or os.environ.get(MCP_CONFIG_ENV, "")
 
     @property
     def approved(self) -> frozenset[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from state.budget import Budget
 from state.denials import Denial
+from state.evidence import ToolEvidence
 from state.findings import Finding, Source
 from state.plan import Facet
 from state.usage import Usage
@@ -144,6 +145,10 @@ class TaskResult(BaseModel):
     denials: tuple[Denial, ...] = Field(
         default=(), description="Tool calls its gates refused."
     )
+    evidence: tuple[ToolEvidence, ...] = Field(
+        default=(),
+        description="The tool evidence its findings cite, as code recorded it.",
+    )
     escalation: Literal["retry", "hint", "skip", "abort"] | None = Field(
         default=None, description="What a person (or the skip rule) decided for it."
     )
@@ -162,6 +167,7 @@ class TaskResult(BaseModel):
         failure: FailureKind | None = None,
         attempts: int = 1,
         denials: Sequence[Denial] = (),
+        evidence: Sequence[ToolEvidence] = (),
     ) -> TaskResult:
         """The result of `task`: failed, a success or partial.
 
@@ -190,4 +196,10 @@ class TaskResult(BaseModel):
             failure=failure,
             attempts=attempts,
             denials=tuple(denials),
+            evidence=tuple(evidence),
         )
+
+
+def tool_evidence(results: Iterable[TaskResult]) -> dict[str, ToolEvidence]:
+    """The tool evidence the results' findings cite, by evidence id."""
+    return {e.evidence_id: e for r in results for e in r.evidence}

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
+from runtime.sources import PassageLookup
 from runtime.structured import ModelOutputError, json_schema
 from state.findings import Finding
 from state.plan import named_item
@@ -207,9 +207,9 @@ def to_finding(
     claimed: ClaimedFinding,
     task: TaskDefinition,
     evidence: Ledger,
-    kb: KnowledgeBase,
+    sources: PassageLookup,
 ) -> Finding | str:
-    """Resolve a claimed finding against the task, its evidence ledger and the KB.
+    """Resolve a claimed finding against the task, its evidence ledger and sources.
 
     A pointer (handle and sentence numbers shown) becomes the passage and its
     exact words; a literal quote is kept as written, for verification to
@@ -224,7 +224,7 @@ def to_finding(
         passage_id = passage_of(claimed.passage_id, evidence) or claimed.passage_id
     else:
         return NO_EVIDENCE
-    passage = kb.passage(passage_id)
+    passage = sources.passage(passage_id)
     if passage is None:
         return f"{UNKNOWN_PASSAGE} {passage_id!r}"
     quote = claimed.quote
@@ -263,14 +263,14 @@ def check_answer(
     answer: SubagentAnswer,
     task: TaskDefinition,
     evidence: Ledger,
-    kb: KnowledgeBase,
+    sources: PassageLookup,
 ) -> tuple[list[Finding], list[str]]:
     """The findings of an answer that pass `to_finding`, and why the others did not."""
     findings: list[Finding] = []
     errors: list[str] = []
     for claimed in answer.findings:
         for piece in pieces(claimed):
-            checked = to_finding(piece, task, evidence, kb)
+            checked = to_finding(piece, task, evidence, sources)
             if isinstance(checked, str):
                 errors.append(checked)
             else:
@@ -296,7 +296,7 @@ def answer_output(
     answer: SubagentAnswer,
     task: TaskDefinition,
     evidence: Ledger,
-    kb: KnowledgeBase,
+    sources: PassageLookup,
     *,
     steps: int,
     note: str | None = None,
@@ -307,7 +307,7 @@ def answer_output(
     asked for) failed: its output never held one valid finding. A `note` (why
     it finished early) is kept with the errors.
     """
-    findings, errors = check_answer(answer, task, evidence, kb)
+    findings, errors = check_answer(answer, task, evidence, sources)
     output: dict[str, object] = {
         "findings": findings,
         "errors": [*errors, note] if note else errors,

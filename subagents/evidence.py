@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from runtime.kb import Passage
 from runtime.text import sentence_spans, stems
+from state.evidence import ToolEvidence
 
 NOTHING_FOUND = "Nothing found."
 SHOWN_PER_HIT = 3
@@ -52,6 +53,8 @@ class Excerpt(TypedDict):
         url: Where its document lives.
         sentences: All of its sentences, numbered from 1 in this order.
         shown: The numbers of the sentences shown.
+        record: What a tool returned from outside the knowledge base, as code
+            recorded it; None for a knowledge-base passage.
     """
 
     passage_id: str
@@ -60,6 +63,7 @@ class Excerpt(TypedDict):
     url: str | None
     sentences: list[str]
     shown: list[int]
+    record: ToolEvidence | None
 
 
 def excerpt(passage: Passage, query: str | None = None) -> Excerpt:
@@ -78,6 +82,25 @@ def excerpt(passage: Passage, query: str | None = None) -> Excerpt:
         url=passage.url,
         sentences=numbered,
         shown=shown,
+        record=None,
+    )
+
+
+MAX_SHOWN_SENTENCES = 40
+"""Sentences of a tool's output shown (and citable); the rest are left out."""
+
+
+def recorded_excerpt(evidence: ToolEvidence) -> Excerpt:
+    """What a tool returned, shown as evidence: its first MAX_SHOWN_SENTENCES."""
+    numbered = [evidence.text[a:b] for a, b in sentence_spans(evidence.text)]
+    return Excerpt(
+        passage_id=evidence.evidence_id,
+        title=evidence.title,
+        section=evidence.tool,
+        url=evidence.url,
+        sentences=numbered,
+        shown=list(range(1, min(len(numbered), MAX_SHOWN_SENTENCES) + 1)),
+        record=evidence,
     )
 
 
@@ -122,8 +145,10 @@ def block(name: str, shown: Excerpt) -> str:
         head += f" ({shown['url']})"
     lines = [head, *(f"[{n}] {shown['sentences'][n - 1]}" for n in shown["shown"])]
     hidden = len(shown["sentences"]) - len(shown["shown"])
-    if hidden > 0:
+    if hidden > 0 and shown["record"] is None:
         lines.append(f"({hidden} more sentences: read {name})")
+    elif hidden > 0:
+        lines.append(f"({hidden} more sentences not shown)")
     return "\n".join(lines)
 
 

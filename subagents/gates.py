@@ -1,8 +1,11 @@
 """Gates: deterministic checks every tool call passes before it runs.
 
-In order: the agent's allow-list, its deny-list, the dangerous-tool rule, the
-prerequisite rule (`read` only evidence an earlier `search` of the same
-subagent showed), then the user's own gates named in the context. The first
+In order: the agent's allow-list (the tools it was given: its built-ins, its
+user tools and its MCP servers' tools), its deny-list, the dangerous-tool rule
+(every tool but the knowledge base's `search` and `read` reaches outside it),
+the prerequisite rule (`read` only evidence an earlier `search` of the same
+subagent showed), then the user's own gates named in the context. Every call,
+whatever its tool, passes them in this order. The first
 gate that objects denies the call: the subagent gets a tool message saying why,
 nothing raises, and its result records the denial (a GATE event). A dangerous
 tool is denied unless the configuration approves it; with
@@ -25,7 +28,7 @@ from state.agents import AgentManifest
 from state.denials import Denial
 from state.tasks import TaskDefinition
 from subagents.evidence import passage_of
-from subagents.tools import DANGEROUS_TOOLS
+from subagents.tools import SAFE_TOOLS
 
 GATE_PACKAGES_ENV = "DELEGATOR_GATE_PACKAGES"
 """Top-level packages whose callables the context may name as gates."""
@@ -56,16 +59,9 @@ Gate = Callable[[ToolCallCheck], str | None]
 """A check: the reason to deny the call, or None to let it through."""
 
 
-def allow_list(call: ToolCallCheck) -> str | None:
-    """Only the tools the agent's definition lists."""
-    if call.tool in call.agent.tools:
-        return None
-    return f"{call.agent.agent_id} may use only {', '.join(call.agent.tools)}"
-
-
 def deny_list(call: ToolCallCheck) -> str | None:
     """None of the tools the agent's definition disallows."""
-    if call.tool not in call.agent.disallowed_tools:
+    if call.agent.allows(call.tool):
         return None
     return f"{call.agent.agent_id} is not allowed {call.tool}"
 
@@ -97,20 +93,28 @@ class GatePolicy:
 class Gates:
     """The ordered gates of one agent under one policy."""
 
-    def __init__(self, agent: AgentManifest, policy: GatePolicy) -> None:
-        self.agent, self.policy = agent, policy
+    def __init__(
+        self, agent: AgentManifest, policy: GatePolicy, given: frozenset[str]
+    ) -> None:
+        self.agent, self.policy, self.given = agent, policy, given
         self.chain: list[tuple[str, Gate]] = [
-            ("allow-list", allow_list),
+            ("allow-list", self.allow_list),
             ("deny-list", deny_list),
             ("dangerous-tool", self.dangerous),
             ("prerequisite", read_after_search),
             *user_gates(policy.user_gates),
         ]
 
+    def allow_list(self, call: ToolCallCheck) -> str | None:
+        """Only the tools the agent was given by its definition."""
+        if call.tool in self.given:
+            return None
+        return f"{call.agent.agent_id} may use only {', '.join(sorted(self.given))}"
+
     def dangerous(self, call: ToolCallCheck) -> str | None:
         """A dangerous tool only if the configuration or a person approved it."""
         approved = self.policy.approved | set(call.task.approved_tools)
-        if call.tool not in DANGEROUS_TOOLS or call.tool in approved:
+        if call.tool in SAFE_TOOLS or call.tool in approved:
             return None
         return f"{call.tool} reaches outside the knowledge base and is not approved"
 

@@ -150,7 +150,7 @@ class JsonSteps:
                 SubagentAnswer(findings=chosen.findings),
                 state["task"],
                 state["evidence"],
-                loop.kb,
+                loop.sources(state),
                 steps=steps + 1,
             )
             return Move(output=output)
@@ -200,7 +200,7 @@ class JsonSteps:
             given,
             state["task"],
             state["evidence"],
-            loop.kb,
+            loop.sources(state),
             steps=steps,
             note=note,
         )

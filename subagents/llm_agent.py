@@ -167,7 +167,7 @@ class ToolCalling:
             given,
             state["task"],
             state["evidence"],
-            loop.kb,
+            loop.sources(state),
             steps=steps,
             note=note,
         )

@@ -19,7 +19,6 @@ loop's context, so Studio draws the same nodes for every subagent, and
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
@@ -36,8 +35,11 @@ from pydantic import ValidationError
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
+from runtime.sources import Sources
 from state.agents import AgentManifest
 from state.denials import Denial
+from state.evidence import ToolEvidence
+from state.findings import Finding
 from state.tasks import TaskDefinition
 from subagents.budget import wrap_up_reason
 from subagents.evidence import Excerpt, Ledger, record, shown_more
@@ -116,6 +118,10 @@ class Loop:
     gates: Gates
     kb: KnowledgeBase
 
+    def sources(self, state: AgentState) -> Sources:
+        """Where the agent's findings are looked up: the KB and its tool evidence."""
+        return Sources(self.kb, state["recorded"])
+
     def recursion_limit(self, task: TaskDefinition) -> int:
         """Steps for the task's turns and the answer, with one to spare.
 
@@ -154,7 +160,8 @@ async def act(
     loop: Loop = runtime.context
     move = await loop.driver.act(state, loop)
     if move.output is not None:
-        return Command(update={**move.update, **move.output}, goto="__end__")
+        output = with_evidence(move.output, state)
+        return Command(update={**move.update, **output}, goto="__end__")
     if move.calls is None:
         return Command(update=move.update, goto="answer")
     update = {**move.update, "messages": [move.calls]}
@@ -172,6 +179,7 @@ async def tools(
     calls = state["messages"][-1]
     assert isinstance(calls, AIMessage)
     ledger, shown = state["evidence"], Ledger()
+    recorded: dict[str, ToolEvidence] = {}
     answered: list[ToolMessage] = []
     denials: list[Denial] = []
     refused = False
@@ -187,30 +195,36 @@ async def tools(
             refused = refused or refusal.final
             answered.append(said(call, refusal.text, error=True))
             continue
-        message = await asyncio.to_thread(run, loop, call, state, seen)
+        message = await run(loop, call, state, seen)
         if message.artifact is not None:
             excerpts: list[Excerpt] = message.artifact
             text, more = record(seen, excerpts)
             shown = shown_more(shown, more)
+            recorded |= {e["passage_id"]: e["record"] for e in excerpts if e["record"]}
             message = message.model_copy(update={"content": text})
         answered.append(message)
     after: AgentState = {**state, "messages": [*state["messages"], *answered]}
     room = state["remaining_steps"] > STEPS_PER_TURN + 1
     going_on = room and not refused and spent(after) is None
-    return Command(
-        update={"messages": answered, "evidence": shown, "denials": denials},
-        goto="act" if going_on else "answer",
-    )
+    update = {
+        "messages": answered,
+        "evidence": shown,
+        "denials": denials,
+        "recorded": recorded,
+    }
+    return Command(update=update, goto="act" if going_on else "answer")
 
 
-def run(loop: Loop, call: ToolCall, state: AgentState, seen: Ledger) -> ToolMessage:
+async def run(
+    loop: Loop, call: ToolCall, state: AgentState, seen: Ledger
+) -> ToolMessage:
     """One tool call's message; arguments a tool refuses come back as an error."""
     tool = loop.tools.get(call["name"])
     if tool is None:
         return said(call, f"no tool {call['name']!r}", error=True)
     given = {"task": state["task"], "evidence": seen}
     try:
-        return call_tool(tool, call["args"], given, call["id"] or call["name"])
+        return await call_tool(tool, call["args"], given, call["id"] or call["name"])
     except ValidationError as err:
         return said(call, f"invalid arguments: {describe(err)}", error=True)
 
@@ -228,7 +242,15 @@ def said(call: ToolCall, text: str, *, error: bool = False) -> ToolMessage:
 async def answer(state: AgentState, runtime: Runtime[Any]) -> dict[str, object]:
     """The driver's checked answer, told why it must answer if its budget ran out."""
     loop: Loop = runtime.context
-    return await loop.driver.answer(state, loop, spent(state))
+    return with_evidence(await loop.driver.answer(state, loop, spent(state)), state)
+
+
+def with_evidence(output: dict[str, object], state: AgentState) -> dict[str, object]:
+    """The output with the tool evidence its findings cite, as code recorded it."""
+    findings = cast(list[Finding], output.get("findings", []))
+    cited = {f.source.passage_id for f in findings}
+    recorded = state["recorded"]
+    return {**output, "cited": [recorded[i] for i in cited if i in recorded]}
 
 
 def build_loop() -> StateGraph[AgentState, Any, AgentInput, AgentOutput]:

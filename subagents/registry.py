@@ -3,7 +3,9 @@
 The built-in definitions live in `subagents/definitions/`; a user's folder
 (`--agents DIR`, the context's `agents_dir`) adds more, and a user definition
 with a built-in's name replaces it. A file that is not a valid subagent fails
-at load, naming the file and the reason.
+at load, naming the file and the reason: an unknown built-in tool, a user tool
+(`package.module:attribute`) that cannot be loaded or is outside the packages
+`DELEGATOR_TOOL_PACKAGES` allows, or a malformed MCP tool name.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from state.agents import AgentManifest
+from state.agents import MCP_PREFIX, AgentManifest, mcp_server_of
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
+from subagents.user_tools import UserToolError, is_user_tool, user_tool
 
 DEFINITIONS = Path(__file__).parent / "definitions"
 
@@ -45,10 +48,9 @@ def load_definition(path: Path) -> AgentManifest:
                 f"{path}: tool {tool!r} hands work to another agent; a subagent "
                 "cannot delegate"
             )
-        if tool not in TOOL_NAMES:
-            raise DefinitionError(
-                f"{path}: unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"
-            )
+        problem = tool_problem(tool)
+        if problem:
+            raise DefinitionError(f"{path}: {problem}")
     fields = {
         "agent_id": meta.pop("name", path.stem),
         "timeout_s": meta.pop("timeout", 60.0),
@@ -59,6 +61,26 @@ def load_definition(path: Path) -> AgentManifest:
         return AgentManifest.model_validate(fields)
     except ValidationError as err:
         raise DefinitionError(f"{path}: {err}") from err
+
+
+def tool_problem(tool: str) -> str | None:
+    """Why a definition cannot name `tool`, or None when it can."""
+    if tool.startswith(MCP_PREFIX):
+        if mcp_server_of(tool) is None:
+            return f"tool {tool!r} names no MCP server ('mcp__<server>__<tool>')"
+        return None
+    if is_user_tool(tool):
+        try:
+            user_tool(tool)
+        except UserToolError as err:
+            return str(err)
+        return None
+    if tool not in TOOL_NAMES:
+        return (
+            f"unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}, the "
+            "user's ('package.module:attribute') and MCP servers' ('mcp__<server>')"
+        )
+    return None
 
 
 def _names(value: object) -> list[str]:

@@ -141,7 +141,7 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
     number = attempt_number(runtime)
     run = await services(runtime.context)
     manifest = run.agents[task.agent_id]
-    loop = await asyncio.to_thread(run.loop, task.agent_id)
+    loop = await run.loop(task.agent_id)
     limit = time_limit(task, manifest)
     budget = task.budget.tighter(manifest.budget).tighter(Budget(seconds=limit))
     start = agent_input(manifest.system_prompt, task, budget)
@@ -171,4 +171,5 @@ async def run_attempt(task: TaskDefinition) -> TaskResult:
         failure=outcome.get("failure"),
         attempts=number,
         denials=outcome.get("denials", []),
+        evidence=outcome.get("cited", []),
     )

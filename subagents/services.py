@@ -3,7 +3,9 @@
 The knowledge base, the lead's model, the agent definitions, each agent's loop
 (its driver on its model, its tools and gates): every node, the
 CLI and the benchmarks ask `services(ctx)` for them instead of building their
-own. Runs with the same settings share one bundle.
+own. Runs with the same settings share one bundle. An agent's tools are the
+built-ins it names, the user's tools (`package.module:attribute`) and its MCP
+servers' tools; an MCP server starts the first time an agent that uses it runs.
 """
 
 from __future__ import annotations
@@ -15,18 +17,21 @@ from dataclasses import dataclass, field
 from typing import get_args
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 
 from runtime.context import Context
 from runtime.kb import KnowledgeBase, knowledge_base
+from runtime.mcp import McpServerError, server_tools
 from runtime.models import ModelSettings, load_chat_model
-from state.agents import AgentManifest, AgentModel
+from state.agents import MCP_PREFIX, AgentManifest, AgentModel
 from subagents.extractive_agent import ByRule
 from subagents.gates import GatePolicy, Gates, user_gates
 from subagents.json_agent import JsonSteps
 from subagents.llm_agent import ToolCalling
 from subagents.loop import Driver, Loop
 from subagents.registry import DefinitionError, load_registry
-from subagents.tools import make_tools
+from subagents.tools import as_evidence, make_tools
+from subagents.user_tools import is_user_tool, user_tool
 
 KEPT = 16
 """Bundles kept for runs of different settings; the oldest is let go first."""
@@ -51,6 +56,7 @@ class Services:
         policy: What the gates apply.
         routing: How facets are given to agents.
         findings_per_value: Findings an extractive subagent cuts per value.
+        mcp_config: The MCP configuration file its agents' servers come from.
     """
 
     kb: KnowledgeBase
@@ -60,21 +66,59 @@ class Services:
     policy: GatePolicy
     routing: str
     findings_per_value: int
+    mcp_config: str = ""
     loops: dict[str, Loop] = field(default_factory=dict, compare=False)
 
-    def loop(self, agent_id: str) -> Loop:
-        """The agent's loop on its model (by rule when it names none); built once."""
+    async def loop(self, agent_id: str) -> Loop:
+        """The agent's loop on its model (by rule when it names none); built once.
+
+        Raises:
+            McpServerError: an MCP server it uses cannot be configured or started.
+        """
         built = self.loops.get(agent_id)
         if built is None:
             manifest = self.agents[agent_id]
-            built = self.loops[agent_id] = agent_loop(
+            tools = await self.tools(manifest)
+            built = self.loops[agent_id] = await asyncio.to_thread(
+                agent_loop,
                 manifest,
                 self.models[manifest.model],
                 self.kb,
                 self.findings_per_value,
                 self.policy,
+                tools,
             )
         return built
+
+    async def start_servers(self) -> None:
+        """Build the loop of every agent that uses an MCP server, starting them.
+
+        Raises:
+            McpServerError: a server cannot be configured or started.
+        """
+        for agent_id, manifest in self.agents.items():
+            if manifest.servers:
+                await self.loop(agent_id)
+
+    async def tools(self, manifest: AgentManifest) -> dict[str, BaseTool]:
+        """The tools the agent names, by the names a model calls them by."""
+        every = make_tools(self.kb)
+        allowed = manifest.allowed_tools
+        tools = {t: every[t] for t in allowed if t in every}
+        for spec in filter(is_user_tool, allowed):
+            found = user_tool(spec)
+            tools[found.name] = as_evidence(found, found.name)
+        for server in manifest.servers:
+            if not self.mcp_config:
+                raise McpServerError(
+                    f"{manifest.agent_id} uses MCP server {server!r}, and no MCP "
+                    "configuration is given (--mcp-config)"
+                )
+            whole = server in manifest.mcp_servers or f"{MCP_PREFIX}{server}" in allowed
+            for name, tool in (await server_tools(self.mcp_config, server)).items():
+                if (whole or name in allowed) and manifest.allows(name):
+                    tools[name] = as_evidence(tool, name)
+        return tools
 
     def model_of(self, agent_id: str) -> BaseChatModel | None:
         """The model an agent runs on; None when it runs by rule."""
@@ -87,10 +131,9 @@ def agent_loop(
     kb: KnowledgeBase,
     findings_per_value: int,
     policy: GatePolicy,
+    tools: Mapping[str, BaseTool],
 ) -> Loop:
     """What the agent brings to the loop on its model: driver, tools, gates."""
-    every = make_tools(kb)
-    tools = {t: every[t] for t in manifest.allowed_tools if t in every}
     model = load_chat_model(settings)
     driver: Driver
     if model is None:
@@ -99,7 +142,7 @@ def agent_loop(
         driver = JsonSteps(model)
     else:
         driver = ToolCalling(model, list(tools.values()))
-    return Loop(manifest, driver, tools, Gates(manifest, policy), kb)
+    return Loop(manifest, driver, tools, Gates(manifest, policy, frozenset(tools)), kb)
 
 
 def built(ctx: Context) -> Services:
@@ -116,6 +159,7 @@ def built(ctx: Context) -> Services:
         policy=gate_policy(ctx),
         routing=ctx.routing,
         findings_per_value=ctx.findings_per_value,
+        mcp_config=ctx.mcp_config_file,
     )
 
 
@@ -130,6 +174,7 @@ def key(ctx: Context) -> Hashable:
         ctx.verifier,
         ctx.routing,
         ctx.findings_per_value,
+        ctx.mcp_config_file,
     )
 
 

@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 
 from state.budget import Budget
 from state.denials import Denial
+from state.evidence import ToolEvidence
 from state.findings import Finding
 from state.tasks import FailureKind, TaskDefinition
 from subagents.contract import brief, pointing_schema
@@ -29,6 +30,7 @@ class AgentInput(TypedDict):
         budget: Its token, time and tool-call envelope.
         started_at: When it started (seconds since the epoch), for its budget.
         evidence: Its evidence ledger, empty: no passage shown yet.
+        recorded: Tool evidence from outside the knowledge base, none yet.
     """
 
     messages: list[AnyMessage]
@@ -36,6 +38,7 @@ class AgentInput(TypedDict):
     budget: Budget
     started_at: float
     evidence: Ledger
+    recorded: dict[str, ToolEvidence]
 
 
 def agent_input(
@@ -48,6 +51,7 @@ def agent_input(
         "budget": budget or task.budget,
         "started_at": time.time(),
         "evidence": {},
+        "recorded": {},
     }
 
 
@@ -60,6 +64,7 @@ class AgentOutput(TypedDict):
         steps: Model turns and tool calls.
         failure: Why it failed, when its answer never validated.
         denials: Tool calls its gates refused.
+        cited: The tool evidence its findings cite, as code recorded it.
     """
 
     findings: list[Finding]
@@ -67,6 +72,7 @@ class AgentOutput(TypedDict):
     steps: int
     failure: FailureKind | None
     denials: list[Denial]
+    cited: list[ToolEvidence]
 
 
 class AgentState(TypedDict):
@@ -86,6 +92,9 @@ class AgentState(TypedDict):
             (E1 is the first), and the sentences shown of each; only code
             writes it.
         denials: Tool calls its gates refused.
+        recorded: What its tools returned from outside the knowledge base, by
+            evidence id; only code writes it.
+        cited: The tool evidence its findings cite, set when it answers.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
 
@@ -96,6 +105,8 @@ class AgentState(TypedDict):
     tokens: Annotated[int, operator.add]
     evidence: Annotated[Ledger, shown_more]
     denials: Annotated[list[Denial], operator.add]
+    recorded: Annotated[dict[str, ToolEvidence], operator.or_]
+    cited: list[ToolEvidence]
     findings: list[Finding]
     errors: Annotated[list[str], operator.add]
     steps: int

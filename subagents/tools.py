@@ -1,35 +1,54 @@
-"""The tools subagents may call: search and read the knowledge base, fetch a page.
+"""The tools subagents may call: the knowledge base's, the web's, the user's.
 
-Each call sees the subagent's task and evidence ledger (LangGraph's
-`InjectedState`, hidden from the model): a search leaves out the passages the
-run has already cited, and `read` takes the handle of a passage shown. What
-`search` and `read` show comes back as their tool message's artifact
-(`subagents.evidence.Excerpt`), which code numbers before a model sees it.
-`web_fetch` reaches outside the knowledge base, so it is dangerous: the gates
-deny it unless the configuration approves it (see `subagents.gates`).
+`search` and `read` work on the knowledge base. Each call sees the subagent's
+task and evidence ledger (LangGraph's `InjectedState`, hidden from the model):
+a search leaves out the passages the run has already cited, and `read` takes
+the handle of a passage shown. What they show comes back as their tool
+message's artifact (`subagents.evidence.Excerpt`), which code numbers before a
+model sees it.
+
+Every other tool (`web_fetch`, a user's LangChain tool named
+`package.module:attribute`, an MCP server's `mcp__<server>__<tool>`) is wrapped
+by `as_evidence`: what it returns is recorded by code as tool evidence
+(`state.evidence.ToolEvidence`) and numbered the same way, so a finding can
+cite it and verification checks it. Those tools reach outside the knowledge
+base: they are dangerous, and the gates deny them unless the configuration
+approves them (see `subagents.gates`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import InjectedState
 
 from runtime.kb import KnowledgeBase
+from runtime.reliability import describe, shorten
+from state.evidence import ToolEvidence, evidence_id
 from state.tasks import TaskDefinition
-from subagents.evidence import NOTHING_FOUND, Excerpt, Ledger, excerpt, passage_of
+from subagents.evidence import (
+    NOTHING_FOUND,
+    Excerpt,
+    Ledger,
+    excerpt,
+    passage_of,
+    recorded_excerpt,
+)
 
 FETCH_CHARS = 4000
 FETCH_TIMEOUT_S = 10.0
 TOOL_NAMES = ("search", "read", "web_fetch")
-"""Every tool a definition may name."""
-DANGEROUS_TOOLS = frozenset({"web_fetch"})
-"""Tools that reach outside the knowledge base."""
+"""The built-in tools."""
+SAFE_TOOLS = frozenset({"search", "read"})
+"""The knowledge base's tools; every other tool reaches outside it: dangerous."""
+MAX_OUTPUT_CHARS = 20_000
+"""Most characters of one tool output recorded as evidence; the rest is cut."""
 DELEGATING_TOOLS = frozenset(
     {"task", "delegate", "handoff", "transfer_to_agent", "spawn_agent", "call_agent"}
 )
@@ -75,43 +94,109 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             return f"no evidence {handle!r}: read a handle a search showed", None
         return _shown([excerpt(passage)])
 
-    def web_fetch(url: str) -> str:
-        """Fetch a web page's text (http or https).
-
-        Args:
-            url: The page to fetch.
-        """
-        if not url.startswith(("http://", "https://")):
-            return json.dumps({"error": "only http(s) URLs can be fetched"})
-        try:
-            reply = httpx.get(url, timeout=FETCH_TIMEOUT_S, follow_redirects=False)
-        except httpx.HTTPError as err:
-            return json.dumps({"error": f"could not fetch {url}: {err}"})
-        return json.dumps(
-            {"url": url, "status": reply.status_code, "text": reply.text[:FETCH_CHARS]}
-        )
-
     shown = {
         f.__name__: StructuredTool.from_function(
             f, response_format="content_and_artifact"
         )
         for f in (search, read)
     }
-    return {**shown, "web_fetch": StructuredTool.from_function(web_fetch)}
+    return {**shown, "web_fetch": web_fetch}
 
 
-def call_tool(
+def fetch(url: str) -> tuple[str, list[Excerpt]]:
+    """Fetch a web page's text (http or https); the page becomes evidence.
+
+    Args:
+        url: The page to fetch.
+    """
+    if not url.startswith(("http://", "https://")):
+        raise ToolException("only http(s) URLs can be fetched")
+    try:
+        reply = httpx.get(url, timeout=FETCH_TIMEOUT_S, follow_redirects=False)
+    except httpx.HTTPError as err:
+        raise ToolException(f"could not fetch {url}: {describe(err)}") from err
+    if reply.status_code >= 400:
+        raise ToolException(f"{url} answered {reply.status_code}")
+    return shown_evidence("web_fetch", {"url": url}, reply.text[:FETCH_CHARS], url)
+
+
+web_fetch = StructuredTool.from_function(
+    fetch,
+    name="web_fetch",
+    response_format="content_and_artifact",
+    handle_tool_error=True,
+)
+
+
+def shown_evidence(
+    tool: str, args: Mapping[str, Any], text: str, url: str | None = None
+) -> tuple[str, list[Excerpt]]:
+    """A tool's output recorded as evidence, and the excerpt that shows it."""
+    text = text.strip()[:MAX_OUTPUT_CHARS]
+    if not text:
+        return NOTHING_FOUND, []
+    called = shorten(json.dumps(dict(args), default=str, ensure_ascii=False), 120)
+    record = ToolEvidence(
+        evidence_id=evidence_id(tool, text),
+        tool=tool,
+        title=f"{tool} {called}",
+        url=url,
+        text=text,
+    )
+    return f"Result of {tool}", [recorded_excerpt(record)]
+
+
+def as_text(output: Any) -> str:
+    """A tool's output as text: its text blocks joined, anything else as JSON."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list) and all(isinstance(b, dict) for b in output):
+        texts = [str(b.get("text", "")) for b in output if b.get("type") == "text"]
+        if texts:
+            return "\n\n".join(texts)
+    return json.dumps(output, default=str, ensure_ascii=False)
+
+
+def as_evidence(tool: BaseTool, name: str) -> BaseTool:
+    """`tool` under `name`, what it returns recorded as evidence by code.
+
+    An error the tool reports (a `ToolException`) goes back to the agent as an
+    error message, not as evidence; any other exception fails the call.
+    """
+
+    async def call(**args: Any) -> tuple[str, list[Excerpt]]:
+        output = await tool.ainvoke(args)
+        return shown_evidence(name, args, as_text(output))
+
+    return StructuredTool(
+        name=name,
+        description=tool.description,
+        args_schema=tool.args_schema,
+        coroutine=call,
+        response_format="content_and_artifact",
+        handle_tool_error=True,
+    )
+
+
+async def call_tool(
     tool: BaseTool,
     args: Mapping[str, object],
     state: Mapping[str, object],
     call_id: str,
 ) -> ToolMessage:
-    """Call a tool as the agent loop does, injecting the state it takes: a message."""
+    """Call a tool as the agent loop does, injecting the state it takes: a message.
+
+    A tool of the knowledge base runs in a worker thread; other tools are
+    awaited (an MCP tool is a coroutine).
+    """
     given = dict(args)
     if tool.name in INJECTED:
         given[INJECTED[tool.name]] = state[INJECTED[tool.name]]
     call = {"type": "tool_call", "name": tool.name, "args": given, "id": call_id}
-    message = tool.invoke(call)
+    if tool.name in SAFE_TOOLS:
+        message = await asyncio.to_thread(tool.invoke, call)
+    else:
+        message = await tool.ainvoke(call)
     assert isinstance(message, ToolMessage)
     return message
 

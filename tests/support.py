@@ -69,4 +69,5 @@ def agent_loop_of(manifest: AgentManifest, driver: Driver, kb: str) -> Loop:
     """An agent's loop on the knowledge base at `kb`, gated by its definition."""
     base = KnowledgeBase(kb)
     tools = {n: t for n, t in make_tools(base).items() if n in manifest.allowed_tools}
-    return Loop(manifest, driver, tools, Gates(manifest, GatePolicy()), base)
+    gates = Gates(manifest, GatePolicy(), frozenset(tools))
+    return Loop(manifest, driver, tools, gates, base)

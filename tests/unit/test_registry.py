@@ -46,7 +46,7 @@ def test_definition_fields_and_prompt(tmp_path: Path) -> None:
         ("---\nname: Bad Name\ndescription: d\ntools: [search]\n---\nbody", "agent_id"),
         ("---\nname: x\ndescription: d\ntools: [search]\n---\n", "system_prompt"),
         ("---\nname: x\ntools: [search]\n---\nbody", "description\n  Field required"),
-        ("---\nname: x\ndescription: d\n---\nbody", "tools\n  Field required"),
+        ("---\nname: x\ndescription: d\n---\nbody", "an agent needs 'tools' or 'mcp_servers'"),
         (
             "---\nname: x\ndescription: d\ntools: [shell]\n---\nb",
             "unknown tool 'shell'",
@@ -111,7 +111,8 @@ def test_no_subagent_can_hold_a_delegation_tool(
         by_rule = "search" in manifest.allowed_tools  # what runs with no model
         for spec in (model, "extractive") if by_rule else (model,):
             context = Context(subagent_model=spec, lead_model=spec, kb_path=creative_kb)
-            loop = asyncio.run(services(context)).loop(manifest.agent_id)
+            bundle = asyncio.run(services(context))
+            loop = asyncio.run(bundle.loop(manifest.agent_id))
             held = set(loop.tools)
             if isinstance(loop.driver, ToolCalling):  # what the model is offered
                 assert set(loop.driver.names) == held

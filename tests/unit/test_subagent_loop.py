@@ -77,7 +77,8 @@ def test_turns_stop_at_max_turns_then_the_agent_must_answer(creative_kb: str) ->
 
 def test_only_the_output_schema_leaves_the_subagent(creative_kb: str) -> None:
     out = run(EndlessSearcher(), 2, creative_kb)
-    assert set(out) <= {"findings", "errors", "usage", "steps", "failure", "denials"}
+    leaving = {"findings", "errors", "usage", "steps", "failure", "denials", "cited"}
+    assert set(out) <= leaving
     assert "messages" not in out and "task" not in out
 
 
