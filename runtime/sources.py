@@ -28,14 +28,22 @@ class PassageLookup(Protocol):
         ...
 
 
+OUTPUT_SECTION = "output"
+"""The section of tool evidence: its text is the tool's output, nothing else."""
+
+
 def as_passage(evidence: ToolEvidence) -> Passage:
-    """Tool evidence as a passage: its own document, its tool as its section."""
+    """Tool evidence as a passage: its own document, titled by its tool.
+
+    Neither its title nor its section holds the arguments a model called the
+    tool with, so only the output's own words can show what it is about.
+    """
     return Passage(
         passage_id=evidence.evidence_id,
         doc_id=evidence.evidence_id,
-        title=evidence.title,
+        title=evidence.tool,
         url=evidence.url,
-        section=evidence.tool,
+        section=OUTPUT_SECTION,
         text=evidence.text,
     )
 

@@ -24,7 +24,8 @@ class ToolEvidence(BaseModel):
         evidence_id: Derived from the tool and the text (`evidence_id`).
         tool: The tool that returned it (`mcp__server__tool`, a built-in's or
             a user tool's name).
-        title: What it is: the tool and the arguments it was called with.
+        args: The arguments it was called with, as JSON: shown, never taken
+            as what the evidence is about (a model wrote them).
         url: Its source, when the tool says where it comes from.
         text: What the tool returned, as text.
     """
@@ -33,7 +34,7 @@ class ToolEvidence(BaseModel):
 
     evidence_id: str = Field(pattern=rf"^{ID_PREFIX}")
     tool: str
-    title: str
+    args: str = ""
     url: str | None = None
     text: str
 

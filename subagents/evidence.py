@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing_extensions import TypedDict
 
 from runtime.kb import Passage
+from runtime.sources import OUTPUT_SECTION
 from runtime.text import sentence_spans, stems
 from state.evidence import ToolEvidence
 
@@ -95,8 +96,8 @@ def recorded_excerpt(evidence: ToolEvidence) -> Excerpt:
     numbered = [evidence.text[a:b] for a, b in sentence_spans(evidence.text)]
     return Excerpt(
         passage_id=evidence.evidence_id,
-        title=evidence.title,
-        section=evidence.tool,
+        title=f"{evidence.tool} {evidence.args}".strip(),
+        section=OUTPUT_SECTION,
         url=evidence.url,
         sentences=numbered,
         shown=list(range(1, min(len(numbered), MAX_SHOWN_SENTENCES) + 1)),

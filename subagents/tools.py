@@ -135,13 +135,9 @@ def shown_evidence(
     text = text.strip()[:MAX_OUTPUT_CHARS]
     if not text:
         return NOTHING_FOUND, []
-    called = shorten(json.dumps(dict(args), default=str, ensure_ascii=False), 120)
+    called = shorten(json.dumps(dict(args), default=str, ensure_ascii=False), 200)
     record = ToolEvidence(
-        evidence_id=evidence_id(tool, text),
-        tool=tool,
-        title=f"{tool} {called}",
-        url=url,
-        text=text,
+        evidence_id=evidence_id(tool, text), tool=tool, args=called, url=url, text=text
     )
     return f"Result of {tool}", [recorded_excerpt(record)]
 

@@ -104,15 +104,25 @@ class FakeResearcher(AnsweringModel):
     `report` replaces the final JSON (to test malformed output); `delay` makes
     the searching turn wait and `report_delay` the final answer; `fail` makes it
     raise. `peak` records how many of its calls
-    were ever in flight at once.
+    were ever in flight at once. `search_tool` is the tool it searches with
+    ("offered": the first offered tool whose name ends in "search"); `invented`
+    adds a finding quoting these words, as if the evidence held them.
     """
 
+    search_tool: str = "search"
+    invented: str | None = None
     report: str | None = None
     delay: float = 0.0
     report_delay: float = 0.0
     fail: str | None = None
     in_flight: int = 0
     peak: int = 0
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> AnsweringModel:
+        if self.search_tool != "offered":
+            return self
+        names = [t.name for t in tools if t.name.endswith("search")]
+        return self.model_copy(update={"search_tool": names[0]})
 
     async def _agenerate(
         self,
@@ -142,7 +152,7 @@ class FakeResearcher(AnsweringModel):
                 "",
                 usage_metadata=USAGE,
                 tool_calls=[
-                    {"name": "search", "args": {"query": v, "k": 3}, "id": f"call_{i}"}
+                    {"name": self.search_tool, "args": self.query(v), "id": f"call_{i}"}
                     for i, v in enumerate(values)
                 ],
             )
@@ -163,4 +173,12 @@ class FakeResearcher(AnsweringModel):
                     "confidence": 0.9,
                 }
             )
+        if self.invented and findings:
+            findings.append({**findings[0], "sentences": [], "quote": self.invented})
         return AIMessage(json.dumps({"findings": findings}), usage_metadata=USAGE)
+
+    def query(self, value: str) -> dict[str, Any]:
+        """The arguments of its search for `value`."""
+        if self.search_tool == "search":
+            return {"query": value, "k": 3}
+        return {"query": value}

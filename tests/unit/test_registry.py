@@ -46,7 +46,10 @@ def test_definition_fields_and_prompt(tmp_path: Path) -> None:
         ("---\nname: Bad Name\ndescription: d\ntools: [search]\n---\nbody", "agent_id"),
         ("---\nname: x\ndescription: d\ntools: [search]\n---\n", "system_prompt"),
         ("---\nname: x\ntools: [search]\n---\nbody", "description\n  Field required"),
-        ("---\nname: x\ndescription: d\n---\nbody", "an agent needs 'tools' or 'mcp_servers'"),
+        (
+            "---\nname: x\ndescription: d\n---\nbody",
+            "an agent needs 'tools' or 'mcp_servers'",
+        ),
         (
             "---\nname: x\ndescription: d\ntools: [shell]\n---\nb",
             "unknown tool 'shell'",

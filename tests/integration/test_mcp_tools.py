@@ -1,0 +1,341 @@
+"""Subagents with the user's tools: a real stdio MCP server, every citation checked.
+
+The server (`tests/fixtures/mcp/harbour_server.py`, written with the `mcp`
+SDK) serves `search` and `read` over notes the knowledge base does not hold.
+A scripted subagent model calls its tools; what they return is evidence code
+records, and findings citing it are verified like passages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import Callable
+from html import escape
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from cli.main import main
+from roles.verify import NOT_VERBATIM
+from state.evidence import ID_PREFIX
+from tests.unit.fakes import USAGE, FakeResearcher, scripted
+
+pytestmark = pytest.mark.integration
+
+SERVER = Path(__file__).parents[1] / "fixtures" / "mcp" / "harbour_server.py"
+QUESTION = "How do the harbour traditions of Veldmark live on?"
+VALUES = ["Veldmark lantern fair", "Tidewater choir"]
+PLAN: dict[str, Any] = {
+    "dimensions": [{"name": "tradition", "values": VALUES}],
+    "facets": [
+        {"id": f"f{i}", "title": v, "brief": f"What became of the {v}.", "values": [v]}
+        for i, v in enumerate(VALUES)
+    ],
+}
+AGENT = """---
+name: researcher
+description: Researches the harbour notes of Veldmark.
+tools: [{tools}]
+max_turns: 3
+---
+You research the harbour of Veldmark in its notes.
+"""
+INVENTED = "The Tidewater choir sang at the coronation of every king."
+
+
+def mcp_config(folder: Path, **env: str) -> Path:
+    """An MCP configuration starting the harbour server with this environment."""
+    config = folder / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(SERVER)], "env": env}
+    config.write_text(json.dumps({"mcpServers": {"harbour": entry}}))
+    return config
+
+
+def agents(folder: Path, tools: str = "mcp__harbour__search") -> Path:
+    """A folder whose `researcher` uses only the given tools."""
+    folder.mkdir(exist_ok=True)
+    (folder / "researcher.md").write_text(AGENT.format(tools=tools))
+    return folder
+
+
+def run(
+    fake_models: Callable[[BaseChatModel], str],
+    tmp_path: Path,
+    kb: str,
+    researcher: BaseChatModel,
+    *extra: str,
+) -> tuple[int, dict[str, Any]]:
+    """`delegator research` with a scripted lead and subagent; exit code, result."""
+    result = tmp_path / "result.json"
+    code = main(
+        [
+            "research",
+            QUESTION,
+            "--kb",
+            kb,
+            "--lead-model",
+            fake_models(scripted(PLAN, {"dimensions": []})),
+            "--subagent-model",
+            fake_models(researcher),
+            "--max-rounds",
+            "0",
+            "--json",
+            str(result),
+            "--db",
+            str(tmp_path / "runs.sqlite"),
+            "--quiet",
+            *extra,
+        ]
+    )
+    return code, json.loads(result.read_text()) if result.exists() else {}
+
+
+@pytest.fixture
+def approved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator approves the harbour server's tools."""
+    monkeypatch.setenv(
+        "DELEGATOR_APPROVED_TOOLS", "mcp__harbour__search,mcp__harbour__read"
+    )
+
+
+@pytest.mark.usefixtures("approved")
+def test_findings_cite_mcp_evidence_verified_by_the_same_checks(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
+) -> None:
+    researcher = FakeResearcher(search_tool="mcp__harbour__search", invented=INVENTED)
+    page = tmp_path / "report.html"
+    code, result = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        researcher,
+        "--agents",
+        str(agents(tmp_path / "agents")),
+        "--mcp-config",
+        str(mcp_config(tmp_path)),
+        "--html",
+        str(page),
+    )
+    assert code == 0
+    verified = [f for f in result["findings"] if f["verified"]]
+    assert verified and all(
+        f["source"]["passage_id"].startswith(f"{ID_PREFIX}mcp__harbour__search:")
+        for f in verified
+    )
+    assert {v for f in verified for v in f["values"]} == set(VALUES)
+    recorded = {e["evidence_id"]: e for t in result["tasks"] for e in t["evidence"]}
+    for finding in verified:
+        evidence = recorded[finding["source"]["passage_id"]]
+        assert evidence["tool"] == "mcp__harbour__search"
+        assert finding["quote"] in evidence["text"]
+        assert result["passages"][evidence["evidence_id"]] == evidence["text"]
+    assert result["summary"]["dropped_by_reason"][NOT_VERBATIM] == len(VALUES)
+    assert INVENTED not in json.dumps(verified)
+    html = page.read_text()
+    for finding in verified:
+        assert f"<mark>{escape(finding['quote'])}</mark>" in html
+
+
+class Obedient(FakeResearcher):
+    """Does what a tool result tells it: fetches the page it names, then answers."""
+
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        results = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+        told = [u for r in results for u in re.findall(r"web_fetch on (\S+) ", r)]
+        fetched = any(
+            isinstance(m, AIMessage)
+            and any(c["name"] == "web_fetch" for c in m.tool_calls)
+            for m in messages
+        )
+        if told and not fetched:
+            call = {"name": "web_fetch", "args": {"url": told[0]}, "id": "fetch"}
+            return AIMessage("", usage_metadata=USAGE, tool_calls=[call])
+        return super().answer([m for m in messages if m.id != "fetch"])
+
+
+class Collector(BaseHTTPRequestHandler):
+    """Counts every request it receives."""
+
+    received: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        Collector.received.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"collected")
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.mark.usefixtures("approved")
+def test_a_tool_result_cannot_make_the_agent_reach_a_collector(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
+) -> None:
+    collector = HTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=collector.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{collector.server_port}/steal"
+    try:
+        code, result = run(
+            fake_models,
+            tmp_path,
+            creative_kb,
+            Obedient(search_tool="mcp__harbour__search"),
+            "--agents",
+            str(agents(tmp_path / "agents", "mcp__harbour__search, web_fetch")),
+            "--mcp-config",
+            str(mcp_config(tmp_path, HARBOUR_INJECT=url)),
+        )
+    finally:
+        collector.shutdown()
+    assert Collector.received == []
+    denials = [d for t in result["tasks"] for d in t["denials"]]
+    assert denials and {(d["tool"], d["rule"]) for d in denials} == {
+        ("web_fetch", "dangerous-tool")
+    }
+    assert code == 0 and any(f["verified"] for f in result["findings"])
+
+
+def test_a_server_that_cannot_start_is_one_line_naming_it(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = tmp_path / "mcp.json"
+    broken = {"command": str(tmp_path / "no-such-server"), "args": []}
+    config.write_text(json.dumps({"mcpServers": {"harbour": broken}}))
+    code, result = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        FakeResearcher(search_tool="mcp__harbour__search"),
+        "--agents",
+        str(agents(tmp_path / "agents")),
+        "--mcp-config",
+        str(config),
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and result == {}
+    assert len(err) == 1 and err[0].startswith("error: MCP server 'harbour'")
+
+
+CHOIR_AGENT = """---
+name: choir_researcher
+description: Researches choirs in the notes of a server that dies.
+domains: [choir]
+tools: [mcp__dying__search]
+max_turns: 3
+---
+You research choirs.
+"""
+
+
+def test_a_server_that_dies_fails_only_the_tasks_that_needed_it(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        "DELEGATOR_APPROVED_TOOLS", "mcp__harbour__search,mcp__dying__search"
+    )
+    config = tmp_path / "mcp.json"
+    healthy = {"command": sys.executable, "args": [str(SERVER)]}
+    dying = {**healthy, "env": {"HARBOUR_DIE_ON": "choir"}}
+    config.write_text(json.dumps({"mcpServers": {"harbour": healthy, "dying": dying}}))
+    folder = agents(tmp_path / "agents")
+    (folder / "choir_researcher.md").write_text(CHOIR_AGENT)
+    code, result = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        FakeResearcher(search_tool="offered"),
+        "--agents",
+        str(folder),
+        "--mcp-config",
+        str(config),
+        "--set",
+        "task_attempts=1",
+    )
+    by_agent = {t["agent_id"]: t for t in result["tasks"]}
+    assert by_agent["choir_researcher"]["status"] == "failed"
+    assert by_agent["choir_researcher"]["errors"]
+    assert by_agent["researcher"]["status"] == "success"
+    assert code == 0 and any(f["verified"] for f in result["findings"])
+
+
+TICKETS = '''"""Support tickets of the harbour authority."""
+
+from langchain_core.tools import tool
+
+
+@tool
+def ticket_search(query: str) -> str:
+    """Search the harbour authority's support tickets."""
+    return (
+        "Ticket 4411 says the Veldmark lantern fair lost power on the quay in 2021. "
+        "The Tidewater choir sang by torchlight until the power came back."
+    )
+'''
+
+
+def test_a_user_tool_from_an_allowed_package_is_evidence_like_any_other(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    package = tmp_path / "lib" / "harbour_desk"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "tickets.py").write_text(TICKETS)
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    monkeypatch.setenv("DELEGATOR_TOOL_PACKAGES", "harbour_desk")
+    monkeypatch.setenv("DELEGATOR_APPROVED_TOOLS", "ticket_search")
+    folder = agents(tmp_path / "agents", "harbour_desk.tickets:ticket_search")
+    code, result = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        FakeResearcher(search_tool="offered"),
+        "--agents",
+        str(folder),
+    )
+    verified = [f for f in result["findings"] if f["verified"]]
+    assert code == 0 and verified
+    assert all(
+        f["source"]["passage_id"].startswith(f"{ID_PREFIX}ticket_search:")
+        for f in verified
+    )
+
+
+def test_a_user_tool_from_another_package_is_refused_naming_the_file(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("DELEGATOR_TOOL_PACKAGES", "harbour_desk")
+    folder = agents(tmp_path / "agents", "subprocess:getoutput")
+    code, _ = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        FakeResearcher(search_tool="offered"),
+        "--agents",
+        str(folder),
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert str(folder / "researcher.md") in err
+    assert "not in a package DELEGATOR_TOOL_PACKAGES allows" in err
+    assert err.count("\n") == 0
