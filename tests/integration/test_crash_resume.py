@@ -33,9 +33,9 @@ QUESTION = (
 )
 SUBAGENTS = 8
 FINISHED = (
-    "SELECT count(*) FROM {writes} WHERE thread_id = 'crash' AND checkpoint_ns = '' "
-    "AND channel = 'results' AND checkpoint_id = (SELECT max(checkpoint_id) "
-    "FROM checkpoints WHERE thread_id = 'crash' AND checkpoint_ns = '')"
+    "SELECT count(*) FROM {writes} WHERE thread_id = '{thread}' AND checkpoint_ns = ''"
+    " AND channel = 'results' AND checkpoint_id = (SELECT max(checkpoint_id) "
+    "FROM checkpoints WHERE thread_id = '{thread}' AND checkpoint_ns = '')"
 )
 """Subagents finished since the fan-out: results written against its checkpoint
 (dispatch's reset of the results is written against the one before)."""
@@ -143,7 +143,7 @@ def assert_nothing_lost_or_repeated(
     )
 
 
-def sqlite_finished(db: Path) -> Callable[[], int]:
+def sqlite_finished(db: Path, thread: str = "crash") -> Callable[[], int]:
     """How many subagents of the fan-out a SQLite checkpoint file records."""
 
     def recorded() -> int:
@@ -151,7 +151,8 @@ def sqlite_finished(db: Path) -> Callable[[], int]:
             return 0
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
             try:
-                (count,) = conn.execute(FINISHED.format(writes="writes")).fetchone()
+                query = FINISHED.format(writes="writes", thread=thread)
+                (count,) = conn.execute(query).fetchone()
             except sqlite3.OperationalError:  # not created yet
                 return 0
         return int(count)
@@ -188,7 +189,7 @@ def test_a_killed_run_resumes_from_postgresql(
         with psycopg.connect(url, autocommit=True) as conn:
             try:
                 row = conn.execute(
-                    FINISHED.format(writes="checkpoint_writes")
+                    FINISHED.format(writes="checkpoint_writes", thread="crash")
                 ).fetchone()
             except psycopg.errors.UndefinedTable:
                 return 0

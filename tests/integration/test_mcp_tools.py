@@ -9,13 +9,19 @@ records, and findings citing it are verified like passages.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable
 from html import escape
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from subprocess import DEVNULL
 from typing import Any
 
 import pytest
@@ -25,7 +31,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from cli.main import main
 from roles.verify import NOT_VERBATIM
 from state.evidence import ID_PREFIX
-from tests.unit.fakes import USAGE, FakeResearcher, scripted
+from tests.integration.test_crash_resume import settled, sqlite_finished
+from tests.openai_replay import ReplayServer, Reply, role_of, tool_call
+from tests.unit.fakes import USAGE, FakeResearcher, scripted, values_in_brief
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +53,7 @@ description: Researches the harbour notes of Veldmark.
 tools: [{tools}]
 max_turns: 3
 ---
-You research the harbour of Veldmark in its notes.
+You are a research subagent: you research the harbour of Veldmark in its notes.
 """
 INVENTED = "The Tidewater choir sang at the coronation of every king."
 
@@ -339,3 +347,113 @@ def test_a_user_tool_from_another_package_is_refused_naming_the_file(
     assert str(folder / "researcher.md") in err
     assert "not in a package DELEGATOR_TOOL_PACKAGES allows" in err
     assert err.count("\n") == 0
+
+
+NOTES = ["Veldmark lantern fair", "Orrin net lofts", "Tidewater choir"]
+
+
+class HarbourModel:
+    """An OpenAI-compatible lead and subagent: plans the notes, searches, points.
+
+    Counts every brief it answers by its value, across processes that call it.
+    """
+
+    def __init__(self) -> None:
+        self.asked: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        role = role_of(body)
+        if role == "plan":
+            plan = {
+                "dimensions": [{"name": "note", "values": NOTES}],
+                "facets": [
+                    {"id": f"f{i}", "title": v, "brief": f"About {v}.", "values": [v]}
+                    for i, v in enumerate(NOTES)
+                ],
+            }
+            return Reply(content=json.dumps(plan))
+        if role != "subagent":
+            return Reply(content=json.dumps({"dimensions": []}))
+        messages = body["messages"]
+        value = values_in_brief(str(messages[1]["content"]))[0]
+        if not any(m["role"] == "tool" for m in messages):
+            call = tool_call("mcp__harbour__search", {"query": value})
+            return Reply(tool_calls=[call])
+        with self.lock:
+            self.asked[value] += 1
+        answer = {"findings": [{"evidence": "E1", "sentences": [1]}]}
+        return Reply(content=json.dumps(answer), delay_s=0.8)
+
+
+def test_a_killed_run_resumes_and_still_verifies_and_shows_mcp_evidence(
+    creative_kb: str, tmp_path: Path
+) -> None:
+    model = HarbourModel()
+    db, page, out = (
+        tmp_path / "runs.sqlite",
+        tmp_path / "page.html",
+        tmp_path / "r.json",
+    )
+    with ReplayServer(model) as server:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "test",
+            "DELEGATOR_APPROVED_TOOLS": "mcp__harbour__search",
+        }
+        command = [
+            str(Path(sys.executable).parent / "delegator"),
+            "research",
+            "--kb",
+            creative_kb,
+            "--quiet",
+            "--lead-model",
+            "openai:replay",
+            "--subagent-model",
+            "openai:replay",
+            "--max-parallel",
+            "1",
+            "--max-rounds",
+            "0",
+            "--agents",
+            str(agents(tmp_path / "agents")),
+            "--mcp-config",
+            str(mcp_config(tmp_path)),
+            "--db",
+            str(db),
+            "--thread",
+            "harbour",
+        ]
+        first = subprocess.Popen(
+            [*command, QUESTION], env=env, stdout=DEVNULL, stderr=subprocess.PIPE
+        )
+        recorded = sqlite_finished(db, "harbour")
+        deadline = time.monotonic() + 60
+        while recorded() < 1:
+            assert first.poll() is None, first.stderr.read() if first.stderr else ""
+            assert time.monotonic() < deadline, "no result was recorded in time"
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+        done = recorded()
+        asked_before = settled(lambda: sum(model.asked.values()))
+        assert 1 <= done < len(NOTES)
+        again = subprocess.run(
+            [*command, "--json", str(out), "--html", str(page)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert again.returncode == 0, again.stderr
+    result = json.loads(out.read_text())
+    # finished subagents were not run again: only the unfinished ones asked
+    assert sum(model.asked.values()) - asked_before == len(NOTES) - done
+    verified = [f for f in result["findings"] if f["verified"]]
+    assert {f["values"][0] for f in verified} == set(NOTES)
+    html = page.read_text()
+    for finding in verified:
+        assert finding["source"]["passage_id"].startswith(ID_PREFIX)
+        assert result["passages"][finding["source"]["passage_id"]]
+        assert f"<mark>{escape(finding['quote'])}</mark>" in html
