@@ -2,8 +2,10 @@
 
 The driver of `subagents.loop` for models that cannot call tools reliably
 (small local ones): a turn asks for one JSON object, enforced by the server
-where it can be: search, read, or finish with findings. The loop runs the step
-as a tool call; the model sees its result as the next message. A model that
+where it can be: search, read, call another of its tools (an MCP server's, the
+user's, `web_fetch`) by name with its arguments, or finish with findings. The
+loop runs the step as a tool call, through the same gates; the model sees its
+result as the next message. A model that
 asks for a search it already made is going round in circles: it is asked to
 finish with what it was shown. A step that still does not validate after one
 repair turn fails the task.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -23,6 +25,7 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from runtime.structured import ModelOutputError, ainvoke_structured
@@ -44,13 +47,19 @@ from subagents.loop import Loop, Move, Refusal
 from subagents.state import AgentState, pointing
 from subagents.tools import tool_result
 
-STEP_PROMPT = (
-    "Answer with one JSON object for your next step: "
-    '{"action": "search", "query": "<keywords>"} to search, '
+SEARCH_STEP = '{"action": "search", "query": "<keywords>"} to search'
+READ_STEP = (
     '{"action": "read", "evidence": "E1"} to read every sentence of evidence a '
-    'search showed, or {"action": "finish", "findings": [{"evidence": "E1", '
-    '"sentences": [2]}]} when you are done: each finding points at the evidence '
-    "and the sentence numbers that show it."
+    "search showed"
+)
+TOOL_STEP = (
+    '{{"action": "tool", "tool": "<name>", "args": {{...}}}} to call one of your '
+    "other tools:\n{tools}"
+)
+FINISH_STEP = (
+    '{"action": "finish", "findings": [{"evidence": "E1", "sentences": [2]}]} '
+    "when you are done: each finding points at the evidence and the sentence "
+    "numbers that show it"
 )
 SHOWN_PROMPT = (
     "You have been shown evidence {first} to {last}. If sentences there answer "
@@ -61,10 +70,14 @@ NO_KEYWORDS = "A search needs keywords from the question or your values."
 
 
 class SubagentStep(BaseModel):
-    """Your next step: search, read a passage, or finish with your findings."""
+    """Your next step: search, read a passage, call a tool, or finish."""
 
-    action: Literal["search", "read", "finish"] = Field(
-        description="search for passages, read one, or finish."
+    action: Literal["search", "read", "tool", "finish"] = Field(
+        description="search for passages, read one, call another tool, or finish."
+    )
+    tool: str = Field(default="", max_length=120, description="For tool: its name.")
+    args: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="For tool: its arguments."
     )
     query: str = Field(
         default="", max_length=120, description="For search: a few keywords."
@@ -81,12 +94,29 @@ class SubagentStep(BaseModel):
     )
 
 
-def step_prompt(evidence: Ledger) -> str:
-    """What a model is asked before each step: the choices, and what it has seen."""
+def step_prompt(evidence: Ledger, tools: Sequence[BaseTool]) -> str:
+    """What a model is asked before each step: its choices, and what it has seen.
+
+    The choices are the agent's own: search and read where it has them, its
+    other tools by name with their arguments, and finish.
+    """
+    names = {t.name for t in tools}
+    others = [t for t in tools if t.name not in ("search", "read")]
+    listed = "\n".join(
+        f"- {t.name}({', '.join(t.args)}): {t.description.splitlines()[0]}"
+        for t in others
+    )
+    choices = [
+        *([SEARCH_STEP] if "search" in names else []),
+        *([READ_STEP] if "read" in names else []),
+        *([TOOL_STEP.format(tools=listed)] if others else []),
+        FINISH_STEP,
+    ]
+    asked = f"Answer with one JSON object for your next step: {'; '.join(choices)}."
     if not evidence:
-        return STEP_PROMPT
+        return asked
     last = handle(len(evidence) - 1)
-    return f"{SHOWN_PROMPT.format(first=handle(0), last=last)} {STEP_PROMPT}"
+    return f"{SHOWN_PROMPT.format(first=handle(0), last=last)} {asked}"
 
 
 def searched(messages: Sequence[AnyMessage]) -> set[str]:
@@ -121,8 +151,8 @@ def as_turns(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
 class JsonSteps:
     """Drives the loop with one JSON step a turn (the `json` protocol)."""
 
-    def __init__(self, model: BaseChatModel) -> None:
-        self.model = model
+    def __init__(self, model: BaseChatModel, tools: Sequence[BaseTool] = ()) -> None:
+        self.model, self.tools = model, list(tools)
 
     def turns(self, manifest: AgentManifest, task: TaskDefinition) -> int:
         """The definition's `max_turns`."""
@@ -132,7 +162,7 @@ class JsonSteps:
         """Ask for the next step: a search or read to run, or the finished answer."""
         messages = [
             *as_turns(state["messages"]),
-            HumanMessage(step_prompt(state["evidence"])),
+            HumanMessage(step_prompt(state["evidence"], self.tools)),
         ]
         steps = len(state["messages"]) - 2
         try:
@@ -154,14 +184,13 @@ class JsonSteps:
                 steps=steps + 1,
             )
             return Move(output=output)
-        args = (
-            {"query": chosen.query}
-            if chosen.action == "search"
-            else {"handle": chosen.evidence}
-        )
-        call = ToolCall(
-            name=chosen.action, args=args, id=f"step_{len(state['messages'])}"
-        )
+        steps_as_calls: dict[str, tuple[str, dict[str, Any]]] = {
+            "search": ("search", {"query": chosen.query}),
+            "read": ("read", {"handle": chosen.evidence}),
+            "tool": (chosen.tool, dict(chosen.args)),
+        }
+        name, args = steps_as_calls[chosen.action]
+        call = ToolCall(name=name, args=args, id=f"step_{len(state['messages'])}")
         said = AIMessage(
             chosen.model_dump_json(exclude_defaults=True), tool_calls=[call]
         )

@@ -139,7 +139,7 @@ def agent_loop(
     if model is None:
         driver = ByRule(manifest, findings_per_value)
     elif settings.protocol == "json":
-        driver = JsonSteps(model)
+        driver = JsonSteps(model, list(tools.values()))
     else:
         driver = ToolCalling(model, list(tools.values()))
     return Loop(manifest, driver, tools, Gates(manifest, policy, frozenset(tools)), kb)

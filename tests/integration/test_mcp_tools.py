@@ -40,13 +40,20 @@ pytestmark = pytest.mark.integration
 SERVER = Path(__file__).parents[1] / "fixtures" / "mcp" / "harbour_server.py"
 QUESTION = "How do the harbour traditions of Veldmark live on?"
 VALUES = ["Veldmark lantern fair", "Tidewater choir"]
-PLAN: dict[str, Any] = {
-    "dimensions": [{"name": "tradition", "values": VALUES}],
-    "facets": [
-        {"id": f"f{i}", "title": v, "brief": f"What became of the {v}.", "values": [v]}
-        for i, v in enumerate(VALUES)
-    ],
-}
+
+
+def plan(values: list[str]) -> dict[str, Any]:
+    """A lead's plan: one dimension, a facet per value."""
+    return {
+        "dimensions": [{"name": "tradition", "values": values}],
+        "facets": [
+            {"id": f"f{i}", "title": v, "brief": f"What became of {v}.", "values": [v]}
+            for i, v in enumerate(values)
+        ],
+    }
+
+
+PLAN = plan(VALUES)
 AGENT = """---
 name: researcher
 description: Researches the harbour notes of Veldmark.
@@ -457,3 +464,50 @@ def test_a_killed_run_resumes_and_still_verifies_and_shows_mcp_evidence(
         assert finding["source"]["passage_id"].startswith(ID_PREFIX)
         assert result["passages"][finding["source"]["passage_id"]]
         assert f"<mark>{escape(finding['quote'])}</mark>" in html
+
+
+@pytest.mark.usefixtures("approved")
+def test_the_json_protocol_calls_mcp_tools_by_name(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
+) -> None:
+    steps = [
+        {
+            "action": "tool",
+            "tool": "mcp__harbour__search",
+            "args": {"query": "Veldmark lantern fair"},
+        },
+        {"action": "finish", "findings": [{"evidence": "E1", "sentences": [1]}]},
+    ]
+    lead = scripted(plan(VALUES[:1]), {"dimensions": []})
+    result_file = tmp_path / "result.json"
+    code = main(
+        [
+            "research",
+            QUESTION,
+            "--kb",
+            creative_kb,
+            "--lead-model",
+            fake_models(lead),
+            "--subagent-model",
+            fake_models(scripted(*steps)),
+            "--set",
+            "subagent_protocol=json",
+            "--max-rounds",
+            "0",
+            "--agents",
+            str(agents(tmp_path / "agents")),
+            "--mcp-config",
+            str(mcp_config(tmp_path)),
+            "--json",
+            str(result_file),
+            "--db",
+            str(tmp_path / "runs.sqlite"),
+            "--quiet",
+        ]
+    )
+    result = json.loads(result_file.read_text())
+    verified = [f for f in result["findings"] if f["verified"]]
+    assert code == 0 and len(verified) == 1
+    assert verified[0]["source"]["passage_id"].startswith(
+        f"{ID_PREFIX}mcp__harbour__search:"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -55,6 +56,7 @@ def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
         system_prompt="Research.",
     )
     loop = agent_loop_of(manifest, JsonSteps(model), kb)
+    loop = replace(loop, driver=JsonSteps(model, list(loop.tools.values())))
     start = agent_input("Research.", TASK)
     config: RunnableConfig = {"recursion_limit": loop.recursion_limit(TASK)}
 
