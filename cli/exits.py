@@ -21,6 +21,7 @@ from runtime.structured import ModelEndpointError, ModelOutputError
 from state.handoff import DecisionError
 from state.question import QuestionError
 from subagents.registry import DefinitionError
+from subagents.services import ToolUnavailableError
 
 OK = 0
 INTERNAL = 1
@@ -63,6 +64,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             ServeError,
             DatasetError,
             McpServerError,
+            ToolUnavailableError,
         ),
         BAD_INPUT,
         "",

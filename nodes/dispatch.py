@@ -28,7 +28,7 @@ async def dispatch(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     ctx = runtime.context
     question = check_question(state.get("question"))
     run = await services(ctx)
-    await run.start_servers()  # one that cannot start fails the run here
+    await run.prepare_tools()  # a server that cannot start fails the run here
     kb, agents = run.kb, dict(run.agents)
     planned = await planner(
         run.lead, kb, max_facets=ctx.max_subagents, timeout_s=ctx.lead_timeout_s

@@ -30,8 +30,13 @@ from subagents.json_agent import JsonSteps
 from subagents.llm_agent import ToolCalling
 from subagents.loop import Driver, Loop
 from subagents.registry import DefinitionError, load_registry
-from subagents.tools import as_evidence, make_tools
+from subagents.tools import SAFE_TOOLS, as_evidence, make_tools
 from subagents.user_tools import is_user_tool, user_tool
+
+
+class ToolUnavailableError(ValueError):
+    """A tool an agent names that cannot be had here; the message says why."""
+
 
 KEPT = 16
 """Bundles kept for runs of different settings; the oldest is let go first."""
@@ -90,20 +95,29 @@ class Services:
             )
         return built
 
-    async def start_servers(self) -> None:
-        """Build the loop of every agent that uses an MCP server, starting them.
+    async def prepare_tools(self) -> None:
+        """Build the loop of every agent with tools from outside the knowledge base.
+
+        Its MCP servers start now, so one that cannot start fails the run
+        before any task is sent.
 
         Raises:
             McpServerError: a server cannot be configured or started.
+            ToolUnavailableError: a tool it names cannot be had here.
         """
         for agent_id, manifest in self.agents.items():
-            if manifest.servers:
+            if set(manifest.allowed_tools) - SAFE_TOOLS or manifest.servers:
                 await self.loop(agent_id)
 
     async def tools(self, manifest: AgentManifest) -> dict[str, BaseTool]:
         """The tools the agent names, by the names a model calls them by."""
         every = make_tools(self.kb)
         allowed = manifest.allowed_tools
+        if "web_search" in allowed and "web_search" not in every:
+            raise ToolUnavailableError(
+                f"{manifest.agent_id} names web_search, which needs TAVILY_API_KEY "
+                "(or name an MCP search server's tool instead)"
+            )
         tools = {t: every[t] for t in allowed if t in every}
         for spec in filter(is_user_tool, allowed):
             found = user_tool(spec)

@@ -7,7 +7,8 @@ the handle of a passage shown. What they show comes back as their tool
 message's artifact (`subagents.evidence.Excerpt`), which code numbers before a
 model sees it.
 
-Every other tool (`web_fetch`, a user's LangChain tool named
+Every other tool (`web_fetch`, `web_search` through Tavily when
+`TAVILY_API_KEY` is set, a user's LangChain tool named
 `package.module:attribute`, an MCP server's `mcp__<server>__<tool>`) is wrapped
 by `as_evidence`: what it returns is recorded by code as tool evidence
 (`state.evidence.ToolEvidence`) and numbered the same way, so a finding can
@@ -20,13 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import httpx
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_tavily import TavilySearch
+from langchain_tavily._utilities import TavilySearchAPIWrapper
 from langgraph.prebuilt import InjectedState
+from pydantic import SecretStr
 
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe, shorten
@@ -43,7 +48,7 @@ from subagents.evidence import (
 
 FETCH_CHARS = 4000
 FETCH_TIMEOUT_S = 10.0
-TOOL_NAMES = ("search", "read", "web_fetch")
+TOOL_NAMES = ("search", "read", "web_fetch", "web_search")
 """The built-in tools."""
 SAFE_TOOLS = frozenset({"search", "read"})
 """The knowledge base's tools; every other tool reaches outside it: dangerous."""
@@ -100,7 +105,55 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
         )
         for f in (search, read)
     }
-    return {**shown, "web_fetch": web_fetch}
+    searching = web_search()
+    return {
+        **shown,
+        "web_fetch": web_fetch,
+        **({"web_search": searching} if searching else {}),
+    }
+
+
+WEB_RESULTS = 5
+"""Results a web search shows, each its own evidence."""
+
+
+def web_search() -> BaseTool | None:
+    """Tavily's web search when `TAVILY_API_KEY` is set; None without a key.
+
+    `TAVILY_API_BASE_URL` points it at another endpoint of the same API.
+    """
+    key = os.environ.get("TAVILY_API_KEY")
+    if not key:
+        return None
+    api = TavilySearchAPIWrapper(
+        tavily_api_key=SecretStr(key),
+        api_base_url=os.environ.get("TAVILY_API_BASE_URL"),
+    )
+    tavily = TavilySearch(api_wrapper=api, max_results=WEB_RESULTS)
+
+    async def search_the_web(query: str) -> tuple[str, list[Excerpt]]:
+        """Search the web; every page found is evidence, with its address.
+
+        Args:
+            query: What to look for.
+        """
+        found = await tavily.ainvoke({"query": query})
+        results = found.get("results", []) if isinstance(found, dict) else []
+        shown = [
+            shown_evidence("web_search", {"query": query}, str(r["content"]), r["url"])
+            for r in results
+            if isinstance(r, dict) and r.get("content") and r.get("url")
+        ]
+        excerpts = [e for _, more in shown for e in more]
+        titles = "; ".join(str(r.get("title", "")) for r in results if r)
+        return (f"Found: {titles}" if excerpts else NOTHING_FOUND), excerpts
+
+    return StructuredTool.from_function(
+        coroutine=search_the_web,
+        name="web_search",
+        response_format="content_and_artifact",
+        handle_tool_error=True,
+    )
 
 
 def fetch(url: str) -> tuple[str, list[Excerpt]]:

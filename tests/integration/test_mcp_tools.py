@@ -470,7 +470,7 @@ def test_a_killed_run_resumes_and_still_verifies_and_shows_mcp_evidence(
 def test_the_json_protocol_calls_mcp_tools_by_name(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
 ) -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "action": "tool",
             "tool": "mcp__harbour__search",
@@ -511,3 +511,78 @@ def test_the_json_protocol_calls_mcp_tools_by_name(
     assert verified[0]["source"]["passage_id"].startswith(
         f"{ID_PREFIX}mcp__harbour__search:"
     )
+
+
+class TavilyLike(BaseHTTPRequestHandler):
+    """Answers `POST /search` as Tavily's API does, from the harbour notes."""
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server name
+        length = int(self.headers["Content-Length"])
+        query = json.loads(self.rfile.read(length))["query"]
+        results = [
+            {
+                "title": title,
+                "url": f"https://notes.example/{title.replace(' ', '_')}",
+                "content": f"{title} is a harbour tradition of Veldmark since 1890.",
+            }
+            for title in VALUES
+            if title.split()[0] in query
+        ]
+        body = json.dumps({"query": query, "results": results}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet."""
+
+
+def test_web_search_results_are_evidence_with_their_addresses(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api = HTTPServer(("127.0.0.1", 0), TavilyLike)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    monkeypatch.setenv("TAVILY_API_KEY", "test")
+    monkeypatch.setenv("TAVILY_API_BASE_URL", f"http://127.0.0.1:{api.server_port}")
+    monkeypatch.setenv("DELEGATOR_APPROVED_TOOLS", "web_search")
+    try:
+        code, result = run(
+            fake_models,
+            tmp_path,
+            creative_kb,
+            FakeResearcher(search_tool="web_search"),
+            "--agents",
+            str(agents(tmp_path / "agents", "web_search")),
+        )
+    finally:
+        api.shutdown()
+    verified = [f for f in result["findings"] if f["verified"]]
+    assert code == 0 and {v for f in verified for v in f["values"]} == set(VALUES)
+    assert all(
+        f["source"]["url"].startswith("https://notes.example/") for f in verified
+    )
+
+
+def test_web_search_without_a_provider_is_one_line_saying_what_to_set(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    code, _ = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        FakeResearcher(search_tool="web_search"),
+        "--agents",
+        str(agents(tmp_path / "agents", "web_search")),
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and "TAVILY_API_KEY" in err
