@@ -170,7 +170,7 @@ class JsonSteps:
                 self.model,
                 messages,
                 SubagentStep,
-                enforce=pointing(SubagentStep, state),
+                enforce=self.enforced(state),
             )
         except ModelOutputError as invalid:
             return Move(output=invalid_output(invalid, steps))
@@ -195,6 +195,23 @@ class JsonSteps:
             chosen.model_dump_json(exclude_defaults=True), tool_calls=[call]
         )
         return Move(calls=said, update={"tokens": usage.tokens})
+
+    def enforced(self, state: AgentState) -> dict[str, Any]:
+        """The step's schema as the server enforces it: only the agent's own choices.
+
+        An agent without search or read cannot choose them; one without other
+        tools cannot choose `tool`, and one with them only names them.
+        """
+        schema = pointing(SubagentStep, state)
+        names = [t.name for t in self.tools]
+        others = [n for n in names if n not in ("search", "read")]
+        actions: list[str] = [a for a in ("search", "read") if a in names]
+        actions += ["tool"] * bool(others) + ["finish"]
+        fields = schema["properties"]
+        fields["action"] = fields["action"] | {"enum": actions}
+        if others:
+            fields["tool"] = fields["tool"] | {"enum": ["", *others]}
+        return schema
 
     def refuse(self, call: ToolCall, state: AgentState) -> Refusal | None:
         """A search with no keywords, or one already made (it must finish then)."""

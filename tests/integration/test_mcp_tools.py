@@ -8,6 +8,7 @@ records, and findings citing it are verified like passages.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -29,8 +30,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from cli.main import main
+from graphs.subagent import graph as subagent_graph
 from roles.verify import NOT_VERBATIM
+from runtime.context import Context
+from runtime.mcp import stop_servers
 from state.evidence import ID_PREFIX
+from state.graph import SubagentInput
 from tests.integration.test_crash_resume import settled, sqlite_finished
 from tests.openai_replay import ReplayServer, Reply, role_of, tool_call
 from tests.unit.fakes import USAGE, FakeResearcher, scripted, values_in_brief
@@ -586,3 +591,57 @@ def test_web_search_without_a_provider_is_one_line_saying_what_to_set(
     )
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.count("\n") == 0 and "TAVILY_API_KEY" in err
+
+
+@pytest.mark.usefixtures("approved")
+def test_the_subagent_graph_runs_an_mcp_agent_by_hand(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
+) -> None:
+    context = Context(
+        subagent_model=fake_models(FakeResearcher(search_tool="offered")),
+        lead_model="extractive",
+        kb_path=creative_kb,
+        agents_dir=str(agents(tmp_path / "agents")),
+        mcp_config=str(mcp_config(tmp_path)),
+    )
+
+    async def by_hand() -> dict[str, Any]:
+        try:
+            given: SubagentInput = {
+                "question": QUESTION,
+                "values": VALUES[:1],
+                "agent": "researcher",
+            }
+            output = await subagent_graph.ainvoke(given, context=context)
+        finally:
+            await stop_servers()
+        return dict(output)
+
+    (result,) = asyncio.run(by_hand())["results"].values()
+    assert result.status == "success"
+    assert result.evidence and result.evidence[0].tool == "mcp__harbour__search"
+    assert result.findings[0].source.passage_id == result.evidence[0].evidence_id
+
+
+def test_a_run_whose_only_server_dies_verifies_nothing_and_exits_3(
+    fake_models: Callable[[BaseChatModel], str],
+    creative_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DELEGATOR_APPROVED_TOOLS", "mcp__harbour__search")
+    code, result = run(
+        fake_models,
+        tmp_path,
+        creative_kb,
+        FakeResearcher(search_tool="offered"),
+        "--agents",
+        str(agents(tmp_path / "agents")),
+        "--mcp-config",
+        str(mcp_config(tmp_path, HARBOUR_DIE_ON="veldmark")),
+        "--set",
+        "task_attempts=1",
+    )
+    assert code == 3
+    assert result["tasks"] and all(t["status"] == "failed" for t in result["tasks"])
+    assert not any(f["verified"] for f in result["findings"])
