@@ -39,6 +39,8 @@ ESCALATED = 6
 """The run waits for a person's decision; its thread resumes with one."""
 INTERRUPTED = 130
 """Stopped by Ctrl-C."""
+TERMINATED = 143
+"""Stopped by SIGTERM; like Ctrl-C, the thread resumes where it stopped."""
 
 
 class OutputPathError(ValueError):

@@ -144,9 +144,12 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     try:
         with ctrl_c_stops():
             state = asyncio.run(run_thread(request, ask, None if args.quiet else err))
-    except KeyboardInterrupt:
-        err.print(f"[red]stopped[/]; nothing checkpointed is lost. {resume(request)}")
-        return exits.INTERRUPTED
+    except KeyboardInterrupt as stopped:
+        by = " by SIGTERM" if isinstance(stopped, Terminated) else ""
+        err.print(
+            f"[red]stopped{by}[/]; nothing checkpointed is lost. {resume(request)}"
+        )
+        return exits.TERMINATED if by else exits.INTERRUPTED
     except EscalatedError as waiting:
         for handoff in waiting.handoffs:
             err.print_json(data=handoff)
@@ -201,9 +204,13 @@ def to_stdout(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what containers and service managers send): a stop like Ctrl-C."""
+
+
 @contextmanager
 def ctrl_c_stops() -> Iterator[None]:
-    """Ctrl-C stops the run where it is, whatever step is running.
+    """Ctrl-C, or SIGTERM, stops the run where it is, whatever step is running.
 
     asyncio's own handler only cancels the main task, and a cancellation that
     reaches a subagent's attempt is told as that task's failure; the run would
@@ -211,13 +218,14 @@ def ctrl_c_stops() -> Iterator[None]:
     """
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, stop)
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def refuse_overwriting(outputs: list[Path], inputs: list[Path]) -> None:

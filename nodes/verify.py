@@ -1,5 +1,8 @@
 """verify: keep only findings that pass the checks by code; count the rest.
 
+Findings that quote the same words (in two passages, or from two tasks) are
+kept as one, with all their facets and values.
+
 With a `verifier` set (e.g. the fact_checker definition) and a model to run it
 on, the findings the code let by are also judged by that agent, once each: it
 may refuse a claim its quote does not support, never add a finding.
@@ -12,7 +15,7 @@ import asyncio
 from langgraph.runtime import Runtime
 
 from roles.fact_check import REFUSED, FactChecker, finding_key
-from roles.verify import verify_findings
+from roles.verify import one_per_quote, verify_findings
 from runtime.context import Context
 from runtime.reliability import describe, settle
 from runtime.sources import Sources
@@ -49,7 +52,7 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
     if refused:
         dropped[REFUSED] += len(refused)
         kept = [f for f in kept if checked.get(finding_key(f)) is not False]
-    return {**update, "findings": kept, "dropped": dict(dropped)}
+    return {**update, "findings": one_per_quote(kept), "dropped": dict(dropped)}
 
 
 def fact_checker(run: Services, ctx: Context) -> FactChecker | None:

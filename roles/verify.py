@@ -2,8 +2,9 @@
 
 A finding stands when its quote is a verbatim span of the passage it cites, at
 least `MIN_QUOTE_WORDS` words long; when its claim is supported by that quote
-(most of the claim's content words, and every number in it, appear in the
-sentences that hold the quote, with the same negation); and only for the
+(most of the claim's content words, every number and every name in it appear
+in the sentences that hold the quote, with the same negation; a name may also
+be the passage's title); and only for the
 values its evidence is about. Evidence is about a value when the quote, the
 passage's title or its section names it (all of its content words appear there,
 and its acronyms as written), or, for a category value that a passage rarely
@@ -21,7 +22,15 @@ from dataclasses import dataclass
 
 from runtime.kb import Passage
 from runtime.sources import PassageLookup
-from runtime.text import negations, numbers, sentence_spans, sentences, stems
+from runtime.text import (
+    WORD,
+    negations,
+    numbers,
+    proper_names,
+    sentence_spans,
+    sentences,
+    stems,
+)
 from state.findings import Finding, normalize_text
 from state.plan import normalize
 
@@ -84,14 +93,19 @@ def quote_sentences(quote: str, passage_text: str) -> str | None:
     return passage_text[held[0][0] : held[-1][1]] if held else None
 
 
-def supports(claim: str, evidence: str) -> bool:
+def supports(claim: str, evidence: str, subject: str = "") -> bool:
     """Whether `evidence` backs `claim`.
 
-    It must hold most of the claim's content words, every number in it, and
-    the same negations: "no profit" is not backed by "a profit".
+    It must hold most of the claim's content words, every number in it, every
+    name it writes (`proper_names`; `subject`, what the evidence is about,
+    may hold a name too), and the same negations: "no profit" is not backed by
+    "a profit", nor "Kashmir" by a sentence about Pakistan.
     """
     wanted = stems(claim)
     if not wanted or not numbers(claim) <= numbers(evidence):
+        return False
+    written = {w.casefold() for w in WORD.findall(f"{evidence} {subject}")}
+    if not proper_names(claim) <= written:
         return False
     if bool(negations(claim)) != bool(negations(evidence)):
         return False
@@ -131,7 +145,7 @@ def check(
     sentences = quote_sentences(finding.quote, passage.text)
     if sentences is None:
         return Verdict(None, NOT_VERBATIM)
-    if not supports(finding.claim, sentences):
+    if not supports(finding.claim, sentences, passage.title):
         return Verdict(None, UNSUPPORTED)
     direct = f"{finding.quote} {passage.title} {passage.section}"
     lead = lead_sentence(opening.text) if opening is not None else ""
@@ -164,3 +178,26 @@ def verify_findings(
         else:
             kept.append(verdict.finding)
     return kept, dropped
+
+
+def one_per_quote(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings with one per quoted span, across passages and tasks.
+
+    The first finding of a quote (in normal form) stands for it, with the
+    facets and values of every finding that quoted the same words: a sentence
+    found twice, in two passages or by two tasks, is one piece of evidence.
+    """
+    by_quote: dict[str, Finding] = {}
+    for finding in findings:
+        key = normalize_text(finding.quote)
+        seen = by_quote.get(key)
+        if seen is None:
+            by_quote[key] = finding
+            continue
+        by_quote[key] = seen.model_copy(
+            update={
+                "facet_ids": tuple(dict.fromkeys(seen.facet_ids + finding.facet_ids)),
+                "values": tuple(dict.fromkeys(seen.values + finding.values)),
+            }
+        )
+    return list(by_quote.values())

@@ -121,6 +121,21 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
+def proper_names(text: str) -> set[str]:
+    """The names `text` writes: capitalised words past the first of a sentence.
+
+    Casefolded; a stopword ("The" after a colon) is no name. A sentence's first
+    word is left out: its capital says nothing.
+    """
+    found: set[str] = set()
+    for sentence in sentences(text):
+        for match in list(WORD.finditer(sentence))[1:]:
+            word = match.group()
+            if word[0].isupper() and word.casefold() not in STOPWORDS:
+                found.add(word.casefold())
+    return found
+
+
 def negations(text: str) -> set[str]:
     """The negating words of `text` ("not", "never", "didn't")."""
     words = {w.casefold() for w in WORD.findall(text)}

@@ -95,9 +95,9 @@ def crash_and_resume(
         time.sleep(0.05)
     first.send_signal(stop)
     first.wait(timeout=60)
-    if stop == signal.SIGINT:  # Ctrl-C: a clean stop that says how to resume
+    if stop != signal.SIGKILL:  # Ctrl-C, SIGTERM: a clean stop that says how to resume
         said = " ".join((first.stderr.read() if first.stderr else b"").decode().split())
-        assert first.returncode == 130, said
+        assert first.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[stop], said
         assert "nothing checkpointed is lost" in said
         assert "Resume with: delegator resume crash" in said
     done_before = recorded()
@@ -160,7 +160,7 @@ def sqlite_finished(db: Path, thread: str = "crash") -> Callable[[], int]:
     return recorded
 
 
-@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT])
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
 def test_a_stopped_run_resumes_from_sqlite(
     researcher: tuple[QuotingResearcher, str],
     freshwiki_kb: str,

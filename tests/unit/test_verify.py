@@ -12,6 +12,7 @@ from roles.verify import (
     UNKNOWN_PASSAGE,
     UNSUPPORTED,
     names,
+    one_per_quote,
     supports,
     verify_findings,
 )
@@ -120,6 +121,16 @@ def test_names_respects_acronyms_and_values_of_no_content_words() -> None:
         ("The company reported no profit.", "the company reported a profit", False),
         ("The team won the final.", "the team did not win the final", False),
         ("The team didn't win.", "the team did not win the final", True),
+        (
+            "48 Atlantis died by flooding in survived administered Kashmir",
+            "48 people died and the flooding survived in administered Pakistan",
+            False,
+        ),
+        (
+            "In Pakistan 48 people died by flooding",
+            "48 people died by flooding in Pakistan",
+            True,
+        ),
     ],
 )
 def test_a_claim_carries_the_negation_of_its_evidence(
@@ -144,3 +155,15 @@ def test_verify_node_reports_drops_by_reason(freshwiki_kb: str) -> None:
     )
     assert [f.quote for f in out["findings"]] == [IMPACT_QUOTE]
     assert out["dropped"] == {SHORT_QUOTE: 2}
+
+
+def test_findings_quoting_the_same_words_are_one(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    first = finding(kb, IMPACT_QUOTE)
+    again = finding(
+        kb, IMPACT_QUOTE.upper(), claim="Biden spoke to DeSantis", values=("Florida",)
+    ).model_copy(update={"facet_ids": ("f1",)})
+    elsewhere = finding(kb, LEAD_QUOTE, passage_id="Hurricane_Idalia#0")
+    (merged, other) = one_per_quote([first, again, elsewhere])
+    assert merged.values == ("Hurricane Idalia", "Florida")
+    assert merged.facet_ids == ("f0", "f1") and other == elsewhere
