@@ -7,6 +7,7 @@ import sqlite3
 import openai
 import psycopg
 
+from cli.outputs import OutputPathError
 from cli.runs import ThreadError
 from cli.serve import ServeError
 from evals.datasets import DatasetError
@@ -41,10 +42,6 @@ INTERRUPTED = 130
 """Stopped by Ctrl-C."""
 TERMINATED = 143
 """Stopped by SIGTERM; like Ctrl-C, the thread resumes where it stopped."""
-
-
-class OutputPathError(ValueError):
-    """An output path that would overwrite an input."""
 
 
 class ResultFileError(ValueError):

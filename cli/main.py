@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +26,7 @@ from rich.markup import escape
 from rich.prompt import Prompt
 
 from cli import exits
+from cli.outputs import check_outputs, write_atomically
 from cli.parser import parser
 from cli.runs import (
     Ask,
@@ -87,7 +87,7 @@ def run_ingest(args: argparse.Namespace, err: Console) -> int:
         path = build_default()
         err.print(f"built the shipped corpus index at {path}")
         return 0
-    refuse_overwriting([args.kb], args.paths)
+    check_outputs([Path(args.kb)], args.paths)
     result = ingest(args.kb, args.paths)
     err.print(
         f"added {result.documents} document(s), {result.passages} passage(s)"
@@ -108,10 +108,9 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
     if args.command == "research" and question is None and thread is None:
         raise QuestionError("give a question, or --thread to resume a run")
     outputs = [p for p in (args.out, args.json, args.html) if p is not None]
-    inputs = [Path(args.kb or DEFAULT_KB_PATH), args.db]
-    if args.mcp_config:
-        inputs.append(Path(args.mcp_config))
-    refuse_overwriting(outputs, inputs)
+    read = (args.mcp_config, args.agents, getattr(args, "plan", None))
+    inputs = [Path(args.kb or DEFAULT_KB_PATH), args.db, *filter(None, read)]
+    check_outputs(outputs, inputs)
     given = {
         "lead_model": args.lead_model,
         "subagent_model": args.subagent_model,
@@ -228,14 +227,6 @@ def ctrl_c_stops() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def refuse_overwriting(outputs: list[Path], inputs: list[Path]) -> None:
-    """Refuse an output path that is one of the inputs (the knowledge base...)."""
-    taken = {p.expanduser().resolve() for p in inputs}
-    for path in outputs:
-        if path.expanduser().resolve() in taken:
-            raise exits.OutputPathError(f"{path} is an input; choose another output")
-
-
 def save(path: Path, text: str, err: Console) -> bool:
     """Write an output, telling a failure on one line that names the file."""
     try:
@@ -245,22 +236,6 @@ def save(path: Path, text: str, err: Console) -> bool:
         err.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
         return False
     return True
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`.
-
-    A reader sees the old file or the new one, never half of one.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def resume(request: RunRequest) -> str:
@@ -320,7 +295,7 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
 
 def run_show(args: argparse.Namespace, err: Console) -> int:
     """Write the page of a result already written with --json."""
-    refuse_overwriting([args.html], [args.result])
+    check_outputs([args.html], [args.result])
     try:
         result = RunResult.model_validate_json(args.result.read_bytes())
         page = report_page(result)

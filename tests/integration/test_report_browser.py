@@ -136,8 +136,11 @@ def test_the_report_page_reads_without_javascript(
     path.write_text(report_page(result), encoding="utf-8")
     with visit(chromium, path, javascript=False) as opened:
         page = opened.page
-        assert page.locator("#coverage-matrix tbody tr").count() == len(
-            result.coverage_table
+        rows = page.locator("#coverage-matrix tbody th[scope=row]")
+        assert rows.count() == len(result.coverage_table)
+        groups = page.locator("#coverage-matrix tbody th[scope=rowgroup]")
+        assert groups.all_text_contents() == list(
+            dict.fromkeys(r.dimension for r in result.coverage_table)
         )
         assert page.locator("rect.bar").count() == len(result.tasks)
         assert Counter(marked(page)) == Counter(quoted(result))
