@@ -57,9 +57,10 @@ def check_outputs(outputs: Iterable[Path], inputs: Iterable[Path | str]) -> None
             )
         for key in (path.resolve(), _identity(path)):
             if key is not None and key in taken:
+                same = "" if taken[key] == str(output) else f" (as {taken[key]})"
                 raise OutputPathError(
-                    f"{output} is also {taken[key]}, which this run reads or "
-                    "writes; choose another output"
+                    f"{output} is an input or another output of this run{same}; "
+                    "choose another output"
                 )
         taken[path.resolve()] = str(output)
         if (identity := _identity(path)) is not None:

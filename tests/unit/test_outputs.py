@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,3 +117,19 @@ def test_outputs_keep_the_umask_mode_and_an_existing_files_mode(
     assert main([*args, "--quiet", "--db", str(tmp_path / "r.db")]) == 0
     assert stat.S_IMODE(page.stat().st_mode) == 0o644
     assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+
+
+def test_a_checkpoint_store_must_be_delegators(
+    freshwiki_kb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = Path(freshwiki_kb)
+    args = research_args(freshwiki_kb, "--quiet", "--thread", "t")
+    said = refused([*args, "--db", str(kb)], [kb], capsys)
+    assert "not a delegator checkpoint store" in said
+    other = tmp_path / "other_app.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER)")
+    refused([*args, "--db", str(other)], [other], capsys)
+    mine = tmp_path / "runs.sqlite"
+    assert main([*args, "--db", str(mine)]) == 0
+    assert main([*args, "--db", str(mine)]) == 0  # marked as its own
