@@ -46,6 +46,7 @@ from runtime.context import Context, given_settings
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
 from runtime.reliability import describe
 from runtime.sources import Sources
+from runtime.text import printable
 from state.graph import ResearchState
 from state.handoff import ACTIONS
 from state.question import QuestionError, check_question
@@ -57,7 +58,7 @@ from state.tasks import tool_evidence
 def main(argv: list[str] | None = None) -> int:
     """Run the command; every failure ends with one `error:` line and its code."""
     args = parser().parse_args(argv)
-    err = Console(stderr=True, log_path=False)
+    err = Console(stderr=True, log_path=False, emoji=False)
     try:
         if args.command == "ingest":
             return run_ingest(args, err)
@@ -96,7 +97,11 @@ def run_ingest(args: argparse.Namespace, err: Console) -> int:
     if result.skipped:
         err.print(f"skipped {len(result.skipped)} file(s):")
     for skipped in result.skipped:
-        err.print(f"  {skipped.path}: {skipped.reason}", markup=False, soft_wrap=True)
+        err.print(
+            printable(f"  {skipped.path}: {skipped.reason}").replace("\n", "\\n"),
+            markup=False,
+            soft_wrap=True,
+        )
     return 0
 
 
@@ -281,7 +286,7 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
     ]
     unwritten = [path for path, text in files if path and not save(path, text(), err)]
     shown = io.StringIO()
-    Console(width=200, file=shown).print(table(scores))
+    Console(width=200, file=shown, emoji=False).print(table(scores))
     to_stdout(shown.getvalue())
     settings = {
         "lead_model": context.lead_model,

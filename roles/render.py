@@ -6,14 +6,15 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from runtime.text import printable
 from state.findings import Finding
 from state.plan import CoveragePlan
 from state.report import Citation, CoverageRow, RunSummary
 from state.tasks import TaskResult
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _LINK = re.compile(r"\](?=[(:])")
 _WEB = re.compile(r"https?://[^\s<>\"']+")
+_AUTOLINK = re.compile(r"(?i)(?<=https)(?=://)|(?<=http)(?=://)|(?<=\bwww)(?=\.)")
 
 
 def number_citations(
@@ -67,7 +68,7 @@ def render_markdown(
     lines = [f"# {inert(plan.question)}", ""]
     if summary.incomplete:
         lines += [
-            f"**Incomplete run:** {summary.incomplete}. Only what was verified "
+            f"**Incomplete run:** {inert(summary.incomplete)}. Only what was verified "
             "is reported.",
             "",
         ]
@@ -97,7 +98,7 @@ def render_markdown(
     if gaps:
         lines += ["## Not covered", ""]
         if stopped:
-            lines += [f"Delegation stopped: {stopped}.", ""]
+            lines += [f"Delegation stopped: {inert(stopped)}.", ""]
         lines += [
             f"- **{inert(v)}**: {inert(why_uncovered(v, results, blocked))}"
             for v in gaps
@@ -206,11 +207,12 @@ def inert(text: str) -> str:
 
     It is shown as text: `<` is escaped, so no tag (`<script>`, `<img>`) or
     autolink renders; a bracket before a parenthesis or a colon is
-    escaped, so no link, image or link definition forms; control characters
-    are dropped.
+    escaped, so no link, image or link definition forms; a bare address
+    (`https://...`, `www.`) is broken with an escape, so no renderer links it;
+    control characters are dropped.
     """
-    text = _CONTROL.sub("", text).replace("<", "&lt;")
-    return _LINK.sub(r"\\\g<0>", text)
+    text = printable(text).replace("<", "&lt;")
+    return _AUTOLINK.sub("\\\\", _LINK.sub(r"\\\g<0>", text))
 
 
 def is_web_link(url: str | None) -> bool:

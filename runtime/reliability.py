@@ -10,6 +10,7 @@ import openai
 from langgraph.errors import GraphBubbleUp, NodeTimeoutError
 from langgraph.types import RetryPolicy
 
+from runtime.text import printable
 from state.tasks import FailureKind
 
 T = TypeVar("T")
@@ -41,8 +42,11 @@ MAX_ERROR_CHARS = 300
 
 
 def describe(error: BaseException, limit: int = MAX_ERROR_CHARS) -> str:
-    """One line saying what went wrong, in whole words, without library links."""
-    text = " ".join(_TROUBLESHOOTING.sub("", str(error)).split())
+    """One line saying what went wrong, in whole words, without library links.
+
+    Control characters (a terminal escape sequence an endpoint sent) are dropped.
+    """
+    text = " ".join(printable(_TROUBLESHOOTING.sub("", str(error))).split())
     return shorten(text or type(error).__name__, limit)
 
 

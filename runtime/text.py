@@ -121,6 +121,14 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without control characters: no terminal escape sequence survives."""
+    return _CONTROL.sub("", text)
+
+
 def proper_names(text: str) -> set[str]:
     """The names `text` writes: capitalised words past the first of a sentence.
 
