@@ -90,6 +90,17 @@ def run_options() -> argparse.ArgumentParser:
     return options
 
 
+def positive(text: str) -> int:
+    """A whole number of 1 or more, or argparse's one-line error."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {number}")
+    return number
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line."""
     cli = argparse.ArgumentParser(prog="delegator")
@@ -148,9 +159,11 @@ def parser() -> argparse.ArgumentParser:
         help="run each case without and with re-delegation",
     )
     evaluate.add_argument("--max-rounds", type=int, help="re-delegation rounds (3)")
-    evaluate.add_argument("--limit", type=int, help="run only the first N cases")
     evaluate.add_argument(
-        "--concurrency", type=int, default=2, help="cases run at once (default 2)"
+        "--limit", type=positive, help="run only the first N cases (1 or more)"
+    )
+    evaluate.add_argument(
+        "--concurrency", type=positive, default=2, help="cases run at once (default 2)"
     )
     evaluate.add_argument("--kb", help="knowledge base of breadth cases")
     add_set_option(evaluate)

@@ -9,7 +9,7 @@ from runtime.context import Context
 from runtime.durable import current_run_id
 from state.graph import SubagentInput, SubagentState
 from state.plan import DEFAULT_AGENT, CoveragePlan, Dimension, facets_for_values
-from state.question import check_question
+from state.question import QuestionError, check_question
 from subagents.registry import DefinitionError
 from subagents.services import services
 
@@ -23,9 +23,12 @@ async def prepare_task(
     """
     ctx = runtime.context
     question = check_question(state.get("question"))
-    values = tuple(dict.fromkeys(v.strip() for v in state.get("values", []) if v))
+    given = state.get("values", [])
+    if not isinstance(given, list) or not all(isinstance(v, str) for v in given):
+        raise QuestionError("values must be a list of strings, the values to cover")
+    values = tuple(dict.fromkeys(v.strip() for v in given if v.strip()))
     if not values:
-        raise ValueError("a subagent run by hand needs the values to cover")
+        raise QuestionError("a subagent run by hand needs the values to cover")
     agents = dict((await services(ctx)).agents)
     agent = state.get("agent") or DEFAULT_AGENT
     if agent not in agents:

@@ -35,6 +35,10 @@ AGENT_DIRS_ENV = "DELEGATOR_AGENT_DIRS"
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
+MAX_NUMBER = 2**31 - 1
+"""The largest number any setting takes: a count, a budget or seconds."""
+
+
 class ConfigError(ValueError):
     """A setting out of range or not of its type."""
 
@@ -78,6 +82,8 @@ def checked(name: str, value: object, declared: Any, limits: dict[str, Any]) -> 
         raise ConfigError(f"{name} must be {bound}")
     if "above" in limits and value <= limits["above"]:
         raise ConfigError(f"{name} must be positive")
+    if isinstance(value, int | float) and abs(value) > MAX_NUMBER:
+        raise ConfigError(f"{name} must be at most {MAX_NUMBER:,}")
     return value
 
 

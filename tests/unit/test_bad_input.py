@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from cli import exits
 from cli.main import main
+from graphs.subagent import graph as subagent_graph
 from runtime.context import ConfigError, Context
 from runtime.local_engine import LocalModelError
+from state.graph import SubagentInput
 from state.question import QuestionError, check_question
 from tests.openai_replay import ReplayServer, Reply, by_role
+from tests.support import extractive
 
 QUESTION = "Which natural disasters struck in 2022 and 2023?"
 
@@ -177,3 +181,31 @@ def test_local_model_files_are_limited_to_the_allowed_folders(
     assert "exist" not in str(err.value) and "GGUF" not in str(err.value)
     with pytest.raises(LocalModelError, match="no model file"):
         Context(subagent_model=f"local:{tmp_path / 'absent.gguf'}")
+
+
+def test_a_number_too_large_for_any_setting_is_one_line(
+    freshwiki_kb: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("DELEGATOR_TASK_TOOL_CALLS", "99999999999999999999")
+    args = research(freshwiki_kb, "--db", str(tmp_path / "r.db"))
+    assert main(args) == exits.BAD_INPUT
+    assert "task_tool_calls must be at most" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("flag", [["--limit", "-1"], ["--concurrency", "0"]])
+def test_eval_counts_below_one_are_refused(flag: list[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["eval", *flag])
+    assert stopped.value.code == exits.BAD_INPUT
+
+
+@pytest.mark.parametrize("values", ["floods", [{"name": "floods"}], [["floods"]], []])
+def test_the_subagent_graph_refuses_values_that_are_no_list_of_strings(
+    values: Any, freshwiki_kb: str
+) -> None:
+    given = cast(SubagentInput, {"question": "Which floods struck?", "values": values})
+    with pytest.raises(QuestionError, match="values"):
+        asyncio.run(subagent_graph.ainvoke(given, context=extractive(freshwiki_kb)))
