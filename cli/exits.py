@@ -19,6 +19,7 @@ from runtime.mcp import McpServerError
 from runtime.models import ModelSpecError, ModelTimeoutError
 from runtime.reliability import describe
 from runtime.structured import ModelEndpointError, ModelOutputError
+from runtime.thread_lock import ThreadBusyError
 from state.handoff import DecisionError
 from state.question import QuestionError
 from subagents.registry import DefinitionError
@@ -64,6 +65,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             DatasetError,
             McpServerError,
             ToolUnavailableError,
+            ThreadBusyError,
         ),
         BAD_INPUT,
         "",

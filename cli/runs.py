@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
-from contextlib import nullcontext
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -28,6 +28,7 @@ from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from runtime.mcp import stop_servers
+from runtime.thread_lock import postgres_thread_lock, sqlite_thread_lock
 from state.graph import InputState, ResearchState
 from state.plan import CoveragePlan, lint_plan
 from subagents.services import services
@@ -77,15 +78,32 @@ async def run_thread(
 ) -> ResearchState:
     """Run or resume the thread to its end and return its final state.
 
+    One run per thread: another process running it refuses this one.
+
     Raises:
         ThreadError: The thread cannot run as asked.
+        ThreadBusyError: Another process runs the thread.
         EscalatedError: A branch or the run waits for a person and `ask` is None.
     """
-    async with open_checkpointer(request.db, request.checkpointer_url) as saver:
+    async with (
+        thread_lock(request),
+        open_checkpointer(request.db, request.checkpointer_url) as saver,
+    ):
         try:
             return await run_to_end(compiled(saver), request, ask, progress)
         finally:
             await stop_servers()
+
+
+@asynccontextmanager
+async def thread_lock(request: RunRequest) -> AsyncIterator[None]:
+    """The lock of the request's thread, in its checkpoint store, held while run."""
+    if request.checkpointer_url:
+        async with postgres_thread_lock(request.checkpointer_url, request.thread_id):
+            yield
+    else:
+        with sqlite_thread_lock(request.db, request.thread_id):
+            yield
 
 
 async def run_to_end(

@@ -199,3 +199,45 @@ def test_a_killed_run_resumes_from_postgresql(
         researcher, freshwiki_kb, ["--checkpointer", url], recorded, tmp_path
     )
     assert_nothing_lost_or_repeated(researcher[0], done, after, result)
+
+
+def test_a_thread_runs_once_at_a_time_and_a_killed_runs_lock_is_recovered(
+    researcher: tuple[QuotingResearcher, str], freshwiki_kb: str, tmp_path: Path
+) -> None:
+    slow, base_url = researcher
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "test"}
+    db = tmp_path / "runs.sqlite"
+    store = ["--db", str(db)]
+    first = subprocess.Popen(
+        delegator(base_url, freshwiki_kb, store, QUESTION, "--thread", "crash"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    recorded = sqlite_finished(db)
+    deadline = time.monotonic() + 60
+    while recorded() < 1:
+        assert first.poll() is None, first.stderr.read() if first.stderr else ""
+        assert time.monotonic() < deadline, "no result was recorded in time"
+        time.sleep(0.05)
+    second = subprocess.run(
+        delegator(base_url, freshwiki_kb, store, "--thread", "crash"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert first.poll() is None  # still running: the second never touched it
+    assert second.returncode == 2
+    [line] = second.stderr.strip().splitlines()
+    assert "thread 'crash' is running in another process" in line
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=60)
+    third = subprocess.run(
+        delegator(base_url, freshwiki_kb, store, QUESTION, "--thread", "crash"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert third.returncode == 0, third.stderr
