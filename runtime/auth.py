@@ -3,9 +3,12 @@
 `DELEGATOR_API_KEYS` holds the keys, comma-separated. A request must send one
 in the `x-api-key` header (as `langgraph-sdk` does with `api_key=`), or it
 gets 401. Threads, runs and crons a user creates carry their identity, and a
-user reads, runs and searches only those; the assistants (the graphs) are
-shared. With no keys configured, auth is
-off: every request is let through, as one anonymous user, unfiltered.
+user reads, runs and searches only those. The deployment's assistants (one per
+graph) are read-only to every user; an assistant a user creates is theirs
+alone. The store is namespaced per user: a user's namespace is prefixed with
+their identity, so no key reads or writes another's items. With no keys
+configured, auth is off: every request is let through, as one anonymous user,
+unfiltered.
 """
 
 from __future__ import annotations
@@ -62,7 +65,49 @@ async def owner_only(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] 
     return owner
 
 
-@auth.on.assistants
-async def shared_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
-    """The graphs' assistants are everyone's: no filter on them."""
-    return None
+SYSTEM = {"created_by": "system"}
+"""The metadata of the assistants the deployment creates, one per graph."""
+
+
+@auth.on.assistants.create
+async def own_assistant(
+    ctx: Auth.types.AuthContext, value: Any
+) -> dict[str, str] | None:
+    """An assistant a user creates is theirs: stamped, never the deployment's."""
+    if not api_keys():
+        return None
+    if not isinstance(value.get("metadata"), dict):
+        value["metadata"] = {}
+    # in place: the server keeps this dict
+    value["metadata"].update({"created_by": "user", OWNER: ctx.user.identity})
+    return {OWNER: ctx.user.identity}
+
+
+async def visible_assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """A user sees the deployment's assistants and their own."""
+    if not api_keys():
+        return None
+    return {"$or": [{OWNER: ctx.user.identity}, SYSTEM]}
+
+
+async def changeable_assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """A user changes only their own assistants: the deployment's are read-only."""
+    if not api_keys():
+        return None
+    return {OWNER: ctx.user.identity}
+
+
+auth.on.assistants.read(visible_assistants)
+auth.on.assistants.search(visible_assistants)
+auth.on.assistants.update(changeable_assistants)
+auth.on.assistants.delete(changeable_assistants)
+
+
+@auth.on.store
+async def own_namespace(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every store namespace a user names is inside their own."""
+    if not api_keys():
+        return
+    namespace = tuple(value.get("namespace") or ())
+    if namespace[:1] != (ctx.user.identity,):
+        value["namespace"] = (ctx.user.identity, *namespace)

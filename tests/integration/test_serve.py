@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -17,6 +18,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from runtime.auth import identity_of
 from runtime.kb import KnowledgeBase
 from tests.integration.servers import BIN, running
 from tests.openai_replay import ReplayServer, Reply
@@ -187,3 +189,67 @@ def test_an_escalation_waits_in_the_thread_state_and_resumes_over_the_api(
     assert handoff["urgency"] == "branch" and "rejected" not in handoff["reason"]
     assert "this model does not exist" in handoff["reason"]
     assert final["report"]["summary"]["escalations"] == 1
+
+
+def test_one_key_can_change_nothing_of_another_and_nothing_shared(
+    served: str, freshwiki_kb: str
+) -> None:
+    async def denied(call: Any) -> bool:
+        try:
+            await call
+        except httpx.HTTPStatusError as refused:
+            return refused.response.status_code in (403, 404)
+        return False
+
+    async def run() -> None:
+        a, b = client(served, "key-a"), client(served, "key-b")
+        shared = (await a.assistants.search(graph_id="research"))[0]
+        sid = shared["assistant_id"]
+        # the deployment's assistant: everyone runs it, nobody changes it
+        assert await denied(b.assistants.update(sid, context={"max_rounds": 0}))
+        assert await denied(b.assistants.delete(sid))
+        assert (await a.assistants.get(sid))["context"] == shared["context"]
+        # an assistant of A's own: B can neither see nor change it
+        own = await a.assistants.create("research", name="a-only")
+        oid = own["assistant_id"]
+        assert (await a.assistants.get(oid))["name"] == "a-only", "right after"
+        assert await denied(b.assistants.get(oid))
+        assert (await a.assistants.get(oid))["name"] == "a-only", "after b get"
+        assert oid not in {x["assistant_id"] for x in await b.assistants.search()}
+        assert await denied(b.assistants.update(oid, name="b-took-it"))
+        assert (await a.assistants.get(oid))["name"] == "a-only", "after b update"
+        assert await denied(b.assistants.delete(oid))
+        assert (await a.assistants.get(oid))["name"] == "a-only"
+        # threads and their runs
+        thread = await a.threads.create(metadata={"secret": "a"})
+        tid = thread["thread_id"]
+        assert await denied(b.threads.get(tid))
+        assert await denied(b.threads.update(tid, metadata={"secret": "b"}))
+        assert await denied(b.runs.list(tid))
+        assert await denied(
+            b.runs.create(tid, "research", input={"question": QUESTIONS[0]})
+        )
+        assert (await a.threads.get(tid)).get("metadata") == {
+            "secret": "a",
+            "owner": identity_of("key-a"),
+        }
+        # crons
+        cron = cast(
+            dict[str, Any],
+            await a.crons.create_for_thread(
+                tid, "research", schedule="0 0 1 1 *", input={"question": QUESTIONS[0]}
+            ),
+        )
+        cron_id = cron["cron_id"]
+        assert cron_id not in {c["cron_id"] for c in await b.crons.search()}
+        assert await denied(b.crons.delete(cron_id))
+        assert cron_id in {c["cron_id"] for c in await a.crons.search()}
+        # the store: each key has its own namespace
+        notes = ["notes", uuid.uuid4().hex]  # the dev server keeps its store on disk
+        await a.store.put_item(notes, "k", {"by": "a"})
+        assert await b.store.get_item(notes, "k") is None
+        await b.store.put_item(notes, "k", {"by": "b"})
+        mine = await a.store.get_item(notes, "k")
+        assert mine is not None and mine["value"] == {"by": "a"}
+
+    asyncio.run(run())
