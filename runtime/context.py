@@ -94,7 +94,9 @@ def check_kb_path(kb_path: str) -> None:
     nothing about whether it exists.
     """
     if kb_path and not allowed(kb_path, KB_DIRS_ENV):
-        raise ConfigError("kb_path is outside the folders this server allows")
+        raise ConfigError(
+            f"kb_path is outside the folders this server allows ({KB_DIRS_ENV})"
+        )
 
 
 def parsed(name: str, raw: str, kind: type[T]) -> T:
@@ -367,7 +369,8 @@ class Context:
                 f"mcp_config may name only the operator's file ({MCP_CONFIG_ENV})"
             )
         if self.agents_dir and not allowed(self.agents_dir, AGENT_DIRS_ENV):
-            raise ConfigError("agents_dir is outside the folders this server allows")
+            allows = f"the folders this server allows ({AGENT_DIRS_ENV})"
+            raise ConfigError(f"agents_dir is outside {allows}")
         approvable = {
             t.strip()
             for name in (APPROVABLE_ENV, "DELEGATOR_APPROVED_TOOLS")

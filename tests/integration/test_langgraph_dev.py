@@ -23,7 +23,8 @@ QUESTION = "Which natural disasters and severe weather events struck in 2022 and
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("server") / "langgraph-dev.log"
     command = [str(BIN / "langgraph"), "dev", "--no-browser", "--no-reload"]
-    with running([*command, "--port", "{port}"], {}, log) as started:
+    allowed = {"DELEGATOR_KB_DIRS": str(tmp_path_factory.getbasetemp())}
+    with running([*command, "--port", "{port}"], allowed, log) as started:
         yield started.url
 
 
@@ -39,7 +40,9 @@ def extractive(kb: str, **extra: Any) -> dict[str, Any]:
 def test_research_graph_is_served_with_its_schemas(server: str) -> None:
     async def check() -> None:
         client = get_client(url=server)
-        [assistant] = await client.assistants.search(graph_id="research")
+        [assistant] = await client.assistants.search(
+            graph_id="research", metadata={"created_by": "system"}
+        )
         schemas = await client.assistants.get_schemas(assistant["assistant_id"])
         assert schemas["input_schema"] and schemas["context_schema"]
         assert list(schemas["input_schema"]["properties"]) == ["question"]

@@ -11,6 +11,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -55,6 +56,7 @@ def served(
             "OPENAI_API_KEY": "test",
             "DELEGATOR_REQUESTS_PER_SECOND": "100",
             "DELEGATOR_API_KEYS": ",".join(KEYS),
+            "DELEGATOR_KB_DIRS": str(tmp_path_factory.getbasetemp()),
         }
         command = [str(BIN / "delegator"), "serve", "--port", "{port}", "--jobs", "8"]
         with running(command, env, log) as server:
@@ -251,5 +253,29 @@ def test_one_key_can_change_nothing_of_another_and_nothing_shared(
         await b.store.put_item(notes, "k", {"by": "b"})
         mine = await a.store.get_item(notes, "k")
         assert mine is not None and mine["value"] == {"by": "a"}
+        # the dev server keeps what it holds on disk: leave nothing behind
+        await a.crons.delete(cron_id)
+        await a.assistants.delete(oid)
 
     asyncio.run(run())
+
+
+def test_a_callers_folder_of_definitions_is_refused_unless_the_operator_allows_it(
+    served: str, freshwiki_kb: str, tmp_path: Path
+) -> None:
+    async def run() -> dict[str, Any]:
+        api = client(served)
+        thread = await api.threads.create()
+        output = await api.runs.wait(
+            thread["thread_id"],
+            "research",
+            input={"question": QUESTIONS[0]},
+            context=context(freshwiki_kb, "quick", agents_dir=str(tmp_path)),
+            raise_error=False,
+        )
+        assert isinstance(output, dict)
+        return output
+
+    error = asyncio.run(run())["__error__"]
+    assert error["error"] == "ConfigError"
+    assert "agents_dir is outside the folders this server allows" in error["message"]

@@ -48,6 +48,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         "DELEGATOR_MCP_CONFIG": str(mcp_config(folder)),
         "DELEGATOR_AGENT_DIRS": str(folder / "agents"),
         "DELEGATOR_APPROVED_TOOLS": "mcp__harbour__search",
+        "DELEGATOR_KB_DIRS": str(tmp_path_factory.getbasetemp()),
     }
     with ReplayServer(HarbourModel()) as endpoint:
         env = {**env_of_server, "OPENAI_BASE_URL": endpoint.base_url}
