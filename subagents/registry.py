@@ -11,11 +11,14 @@ at load, naming the file and the reason: an unknown built-in tool, a user tool
 from __future__ import annotations
 
 import asyncio
+import stat
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
+from runtime.reliability import describe
 from state.agents import MCP_PREFIX, AgentManifest, mcp_server_of
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
 from subagents.user_tools import UserToolError, is_user_tool, user_tool
@@ -27,17 +30,50 @@ class DefinitionError(ValueError):
     """A definition file that is not a valid subagent."""
 
 
-def load_definition(path: Path) -> AgentManifest:
-    """Parse one definition: front matter fields, the body as system prompt."""
+MAX_DEFINITION_BYTES = 64 * 1024
+"""Larger definition files are refused unread."""
+
+
+class _NoAliases(yaml.SafeLoader):
+    """YAML without anchors and aliases: no definition can expand to gigabytes."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("aliases (*name) are not allowed in a definition")
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if getattr(event, "anchor", None):
+            raise yaml.YAMLError("anchors (&name) are not allowed in a definition")
+        return super().compose_node(parent, index)
+
+
+def read_text(path: Path) -> str:
+    """A definition file's text: a regular file, at most MAX_DEFINITION_BYTES.
+
+    A FIFO or device is never opened (a read could wait forever).
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise DefinitionError(f"{path}: not a regular file")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_DEFINITION_BYTES + 1)
+        if len(data) > MAX_DEFINITION_BYTES:
+            raise DefinitionError(f"{path}: larger than {MAX_DEFINITION_BYTES} bytes")
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise DefinitionError(f"{path}: cannot be read: {err}") from err
+        raise DefinitionError(f"{path}: cannot be read: {describe(err)}") from err
+
+
+def load_definition(path: Path) -> AgentManifest:
+    """Parse one definition: front matter fields, the body as system prompt.
+
+    An error names the file and what is wrong, never the values it holds.
+    """
+    text = read_text(path)
     head, sep, body = text.removeprefix("---\n").partition("\n---\n")
     if not text.startswith("---\n") or not sep:
         raise DefinitionError(f"{path}: no YAML front matter between '---' lines")
     try:
-        meta = yaml.safe_load(head) or {}
+        meta = yaml.load(head, Loader=_NoAliases) or {}  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as err:
         raise DefinitionError(f"{path}: front matter is not YAML: {err}") from err
     if not isinstance(meta, dict):
@@ -60,7 +96,11 @@ def load_definition(path: Path) -> AgentManifest:
     try:
         return AgentManifest.model_validate(fields)
     except ValidationError as err:
-        raise DefinitionError(f"{path}: {err}") from err
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'definition'}: {e['msg']}"
+            for e in err.errors(include_input=False, include_url=False)
+        )
+        raise DefinitionError(f"{path}: {problems}") from err
 
 
 def tool_problem(tool: str) -> str | None:

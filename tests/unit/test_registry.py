@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,12 @@ from langchain_core.language_models import BaseChatModel
 
 from runtime.context import Context
 from subagents.llm_agent import ToolCalling
-from subagents.registry import DefinitionError, load_definition, load_registry
+from subagents.registry import (
+    DefinitionError,
+    load_definition,
+    load_folder,
+    load_registry,
+)
 from subagents.services import services
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
 from tests.unit.fakes import FakeResearcher
@@ -45,7 +51,7 @@ def test_definition_fields_and_prompt(tmp_path: Path) -> None:
         ("---\nname: x\ndescription: d\ntools: []\n---\nbody", "tools"),
         ("---\nname: Bad Name\ndescription: d\ntools: [search]\n---\nbody", "agent_id"),
         ("---\nname: x\ndescription: d\ntools: [search]\n---\n", "system_prompt"),
-        ("---\nname: x\ntools: [search]\n---\nbody", "description\n  Field required"),
+        ("---\nname: x\ntools: [search]\n---\nbody", "description: Field required"),
         (
             "---\nname: x\ndescription: d\n---\nbody",
             "an agent needs 'tools' or 'mcp_servers'",
@@ -57,7 +63,7 @@ def test_definition_fields_and_prompt(tmp_path: Path) -> None:
         ("---\nname: x\ndescription: d\ntools: [task]\n---\nb", "cannot delegate"),
         (
             "---\nname: x\ndescription: d\ntools: [search]\ncolour: red\n---\nb",
-            "colour\n  Extra inputs are not permitted",
+            "colour: Extra inputs are not permitted",
         ),
         ("---\nname: x\ndescription: d\ntools: [search\n---\nb", "not YAML"),
     ],
@@ -121,3 +127,35 @@ def test_no_subagent_can_hold_a_delegation_tool(
                 assert set(loop.driver.names) == held
             assert held <= set(manifest.allowed_tools) <= set(TOOL_NAMES)
             assert not held & DELEGATING_TOOLS
+
+
+def test_a_definition_folder_holding_a_fifo_or_a_bomb_fails_fast_and_echoes_nothing(
+    tmp_path: Path,
+) -> None:
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "evil.md")
+    with pytest.raises(DefinitionError, match="not a regular file"):
+        load_folder(fifo)
+    bomb = tmp_path / "bomb"
+    bomb.mkdir()
+    laughs = "\n".join(
+        f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]" for n in range(1, 9)
+    )
+    (bomb / "agent.md").write_text(f"---\nl0: &l0 lol\n{laughs}\n---\nbody\n")
+    with pytest.raises(DefinitionError, match="not allowed in a definition"):
+        load_folder(bomb)
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "agent.md").write_text("---\nname: x\n---\n" + "x" * 100_000)
+    with pytest.raises(DefinitionError, match="larger than"):
+        load_folder(big)
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "agent.md").write_text(
+        "---\nname: x\ndescription: d\ntools: [search]\n"
+        "api_key: sk-SECRET-1234\n---\nb\n"
+    )
+    with pytest.raises(DefinitionError) as refused:
+        load_folder(secret)
+    assert "api_key" in str(refused.value) and "SECRET" not in str(refused.value)
