@@ -53,10 +53,26 @@ class Kinds:
             + _dot(self.leads.get(a, {}), self.leads.get(b, {}))
         ) / 2
 
-    def affinity(self, doc: str, others: Iterable[str]) -> float:
-        """The mean similarity of `doc` to the other documents; 0.0 for none."""
-        sims = [self.similarity(doc, other) for other in others if other != doc]
-        return sum(sims) / len(sims) if sims else 0.0
+    def affinities(self, docs: Iterable[str], others: Iterable[str]) -> list[float]:
+        """The affinity of each of `docs` to `others`, in one pass over `others`.
+
+        A cosine is linear in each profile, so a document's summed similarity
+        to the others is its similarity to their summed profiles, less its own
+        for each time it is among them.
+        """
+        crowd = list(others)
+        times = Counter(crowd)
+        headings = _sum(self.headings.get(other, {}) for other in crowd)
+        leads = _sum(self.leads.get(other, {}) for other in crowd)
+        means = []
+        for doc in docs:
+            count = len(crowd) - times[doc]
+            total = (
+                _dot(self.headings.get(doc, {}), headings)
+                + _dot(self.leads.get(doc, {}), leads)
+            ) / 2 - times[doc] * self.similarity(doc, doc)
+            means.append(total / count if count else 0.0)
+        return means
 
     def core(self, docs: Sequence[str]) -> list[str]:
         """The documents that agree in kind with the others, in their order.
@@ -67,7 +83,7 @@ class Kinds:
         """
         if len(docs) < 3:
             return list(docs)
-        affinity = {doc: self.affinity(doc, docs) for doc in docs}
+        affinity = dict(zip(docs, self.affinities(docs, docs), strict=True))
         median = sorted(affinity.values())[len(docs) // 2]
         return [doc for doc in docs if affinity[doc] >= CORE_SHARE * median]
 
@@ -80,8 +96,13 @@ class Kinds:
         """
         if len(core) < 2:
             return list(docs)
-        floor = min(self.affinity(member, core) for member in core)
-        return [doc for doc in docs if self.affinity(doc, core) >= floor]
+        floor = min(self.affinities(core, core))
+        docs = list(docs)
+        return [
+            doc
+            for doc, affinity in zip(docs, self.affinities(docs, core), strict=True)
+            if affinity >= floor
+        ]
 
     def groups(self, docs: Sequence[str]) -> list[list[str]]:
         """The documents grouped by kind, in order of first appearance.
