@@ -209,7 +209,16 @@ def test_a_thread_runs_once_at_a_time_and_a_killed_runs_lock_is_recovered(
     db = tmp_path / "runs.sqlite"
     store = ["--db", str(db)]
     first = subprocess.Popen(
-        delegator(base_url, freshwiki_kb, store, QUESTION, "--thread", "crash"),
+        delegator(
+            base_url,
+            freshwiki_kb,
+            store,
+            QUESTION,
+            "--thread",
+            "crash",
+            "--max-parallel",
+            "1",
+        ),  # one at a time: it runs long enough for a second run to meet it
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

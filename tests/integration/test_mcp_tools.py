@@ -391,7 +391,7 @@ class HarbourModel:
         value = values_in_brief(str(messages[1]["content"]))[0]
         if not any(m["role"] == "tool" for m in messages):
             call = tool_call("mcp__harbour__search", {"query": value})
-            return Reply(tool_calls=[call])
+            return Reply(tool_calls=[call], delay_s=0.8)
         with self.lock:
             self.asked[value] += 1
         answer = {"findings": [{"evidence": "E1", "sentences": [1]}]}
@@ -446,6 +446,7 @@ def test_a_killed_run_resumes_and_still_verifies_and_shows_mcp_evidence(
             assert first.poll() is None, first.stderr.read() if first.stderr else ""
             assert time.monotonic() < deadline, "no result was recorded in time"
             time.sleep(0.05)
+        assert first.poll() is None, "the run ended before it could be killed"
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=60)
         done = recorded()
