@@ -17,14 +17,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.sessions import Connection, create_session
-from langchain_mcp_adapters.tools import load_mcp_tools
 
 from runtime.reliability import describe
 from state.agents import MCP_PREFIX
+
+if TYPE_CHECKING:  # the MCP client is imported where a server starts, not before
+    from langchain_mcp_adapters.sessions import Connection
 
 START_TIMEOUT_S = 30.0
 MAX_CONFIG_BYTES = 1 << 20
@@ -131,6 +132,9 @@ async def server_tools(config: str, name: str) -> dict[str, BaseTool]:
 
 async def _start(name: str, connection: Connection) -> Server:
     """Start a server in a task of its own; its tools once its session is up."""
+    from langchain_mcp_adapters.sessions import create_session
+    from langchain_mcp_adapters.tools import load_mcp_tools
+
     ready: asyncio.Future[list[BaseTool]] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
 

@@ -28,8 +28,6 @@ from typing import Annotated, Any
 import httpx
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from langchain_tavily import TavilySearch
-from langchain_tavily._utilities import TavilySearchAPIWrapper
 from langgraph.prebuilt import InjectedState
 from pydantic import SecretStr
 
@@ -125,6 +123,9 @@ def web_search() -> BaseTool | None:
     key = os.environ.get("TAVILY_API_KEY")
     if not key:
         return None
+    from langchain_tavily import TavilySearch  # only with a key: a heavy import
+    from langchain_tavily._utilities import TavilySearchAPIWrapper
+
     api = TavilySearchAPIWrapper(
         tavily_api_key=SecretStr(key),
         api_base_url=os.environ.get("TAVILY_API_BASE_URL"),
