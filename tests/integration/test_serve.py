@@ -279,3 +279,12 @@ def test_a_callers_folder_of_definitions_is_refused_unless_the_operator_allows_i
     error = asyncio.run(run())["__error__"]
     assert error["error"] == "ConfigError"
     assert "agents_dir is outside the folders this server allows" in error["message"]
+
+
+def test_a_request_body_over_one_mebibyte_is_refused(served: str) -> None:
+    huge = {"metadata": {"blob": "x" * (2 * 2**20)}}
+    reply = httpx.post(
+        f"{served}/threads", json=huge, headers={"x-api-key": KEYS[0]}, timeout=60
+    )
+    assert reply.status_code == 413
+    assert "too large" in reply.text
