@@ -17,6 +17,7 @@ from runtime.kb import KnowledgeBaseError
 from runtime.local_engine import LocalModelError
 from runtime.mcp import McpServerError
 from runtime.models import ModelSpecError, ModelTimeoutError
+from runtime.paths import InputFileError
 from runtime.reliability import describe
 from runtime.structured import ModelEndpointError, ModelOutputError
 from runtime.thread_lock import ThreadBusyError
@@ -70,7 +71,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
         BAD_INPUT,
         "",
     ),
-    ((KnowledgeBaseError, CorpusError, OSError), DATA, ""),
+    ((KnowledgeBaseError, CorpusError, InputFileError, OSError), DATA, ""),
     ((sqlite3.Error, psycopg.Error), DATA, "the checkpoint store failed: "),
     ((ModelOutputError, ModelTimeoutError, ModelEndpointError), MODEL, ""),
     ((openai.APIError,), MODEL, "the model endpoint failed: "),

@@ -44,6 +44,7 @@ from evals.runner import evaluate, table
 from presentation.page import eval_page, report_page
 from runtime.context import Context, given_settings
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
+from runtime.paths import read_input
 from runtime.reliability import describe
 from runtime.sources import Sources
 from runtime.text import printable
@@ -298,11 +299,17 @@ def run_eval(args: argparse.Namespace, err: Console) -> int:
     return exits.DATA if unwritten else exits.OK
 
 
+MAX_RESULT_BYTES = 256 * 2**20
+"""A result file `show` reads is at most 256 MiB."""
+
+
 def run_show(args: argparse.Namespace, err: Console) -> int:
     """Write the page of a result already written with --json."""
     check_outputs([args.html], [args.result])
     try:
-        result = RunResult.model_validate_json(args.result.read_bytes())
+        result = RunResult.model_validate_json(
+            read_input(args.result, MAX_RESULT_BYTES)
+        )
         page = report_page(result)
     except ValueError as error:
         raise exits.ResultFileError(

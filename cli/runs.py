@@ -28,6 +28,7 @@ from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
 from runtime.mcp import stop_servers
+from runtime.paths import read_input
 from runtime.thread_lock import postgres_thread_lock, sqlite_thread_lock
 from state.graph import InputState, ResearchState
 from state.plan import CoveragePlan, lint_plan
@@ -35,6 +36,10 @@ from subagents.services import services
 
 Ask = Callable[[Mapping[str, Any]], str]
 """Shows a person a handoff and returns their decision."""
+
+
+MAX_PLAN_BYTES = 2**20
+"""A plan file (`fork --plan`) is at most 1 MiB."""
 
 
 class ThreadError(ValueError):
@@ -272,9 +277,10 @@ async def replanned(
     values: dict[str, Any], plan_file: Path, context: Context
 ) -> dict[str, Any]:
     """A fresh first round for the plan in `plan_file`, on the forked question."""
+    raw = read_input(plan_file, MAX_PLAN_BYTES)
     try:
-        plan = CoveragePlan.model_validate_json(plan_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        plan = CoveragePlan.model_validate_json(raw)
+    except ValueError as err:
         raise ThreadError(f"{plan_file} is not a plan: {err}") from err
     plan = lint_plan(plan.model_copy(update={"question": values["question"]}))
     agents = dict((await services(context)).agents)

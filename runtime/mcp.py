@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool
 
+from runtime.paths import InputFileError, read_input
 from runtime.reliability import describe
 from state.agents import MCP_PREFIX
 
@@ -47,12 +48,9 @@ def read_config(path: str) -> dict[str, Connection]:
     Raises:
         McpServerError: the file cannot be read, or is not such a configuration.
     """
-    file = Path(path)
     try:
-        if file.stat().st_size > MAX_CONFIG_BYTES:
-            raise McpServerError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = json.loads(read_input(Path(path), MAX_CONFIG_BYTES))
+    except (InputFileError, UnicodeDecodeError, json.JSONDecodeError) as err:
         why = f"{path}: not a readable MCP configuration: {err}"
         raise McpServerError(why) from err
     servers = data.get("mcpServers") if isinstance(data, dict) else None

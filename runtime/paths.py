@@ -11,6 +11,7 @@ the file exists.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 SERVER_ENV = "DELEGATOR_SERVER"
@@ -32,3 +33,28 @@ def allowed(path: str, env_name: str) -> bool:
         return not on_server()
     target = Path(path).expanduser().resolve()
     return any(target.is_relative_to(Path(d).expanduser().resolve()) for d in folders)
+
+
+class InputFileError(ValueError):
+    """An input file that cannot be read as one: its message says why."""
+
+
+def read_input(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes.
+
+    A FIFO or device is never opened (a read could wait forever); a larger
+    file is refused unread.
+
+    Raises:
+        InputFileError: naming the file and why.
+    """
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise InputFileError(f"{path} is not a regular file")
+        with path.open("rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as err:
+        raise InputFileError(f"{path} cannot be read: {err.strerror or err}") from err
+    if len(data) > limit:
+        raise InputFileError(f"{path} is larger than {limit:,} bytes")
+    return data

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -209,3 +210,19 @@ def test_the_subagent_graph_refuses_values_that_are_no_list_of_strings(
     given = cast(SubagentInput, {"question": "Which floods struck?", "values": values})
     with pytest.raises(QuestionError, match="values"):
         asyncio.run(subagent_graph.ainvoke(given, context=extractive(freshwiki_kb)))
+
+
+def test_show_never_opens_a_fifo_and_refuses_a_result_too_large(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = tmp_path / "result.json"
+    os.mkfifo(fifo)
+    page = tmp_path / "page.html"
+    assert main(["show", str(fifo), "--html", str(page)]) == exits.BAD_INPUT
+    assert "not a regular file" in one_error_line(capsys.readouterr().err)
+    big = tmp_path / "big.json"
+    big.write_text("{}" + " " * 100)
+    monkeypatch.setattr("cli.main.MAX_RESULT_BYTES", 50)
+    assert main(["show", str(big), "--html", str(page)]) == exits.BAD_INPUT
+    assert "larger than 50 bytes" in one_error_line(capsys.readouterr().err)
+    assert not page.exists()
