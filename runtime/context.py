@@ -87,18 +87,6 @@ def checked(name: str, value: object, declared: Any, limits: dict[str, Any]) -> 
     return value
 
 
-def check_kb_path(kb_path: str) -> None:
-    """Refuse a knowledge base outside the folders `DELEGATOR_KB_DIRS` allows.
-
-    The path is judged before anything looks at the file, so a refusal says
-    nothing about whether it exists.
-    """
-    if kb_path and not allowed(kb_path, KB_DIRS_ENV):
-        raise ConfigError(
-            f"kb_path is outside the folders this server allows ({KB_DIRS_ENV})"
-        )
-
-
 def parsed(name: str, raw: str, kind: type[T]) -> T:
     """`raw`, the text given for setting `name`, as a value of type `kind`."""
     if kind is bool:
@@ -362,15 +350,12 @@ class Context:
             value = getattr(self, f.name)
             limits = dict(f.metadata)
             setattr(self, f.name, checked(f.name, value, _TYPES[f.name], limits))
-        check_kb_path(self.kb_path)
+        self.check_paths()
         operators = os.environ.get(MCP_CONFIG_ENV, "")
         if operators and self.mcp_config and self.mcp_config != operators:
             raise ConfigError(
                 f"mcp_config may name only the operator's file ({MCP_CONFIG_ENV})"
             )
-        if self.agents_dir and not allowed(self.agents_dir, AGENT_DIRS_ENV):
-            allows = f"the folders this server allows ({AGENT_DIRS_ENV})"
-            raise ConfigError(f"agents_dir is outside {allows}")
         approvable = {
             t.strip()
             for name in (APPROVABLE_ENV, "DELEGATOR_APPROVED_TOOLS")
@@ -382,6 +367,24 @@ class Context:
             )
         check_credentials(self.model("lead"))
         check_credentials(self.model("subagent"))
+
+    def check_paths(self, *, follow_links: bool = False) -> None:
+        """Refuse a knowledge base or definitions folder the operator did not allow.
+
+        A path is judged before anything looks at the file, so a refusal says
+        nothing about whether it exists. As written (in `__post_init__`, which
+        may run on a server's event loop) no file is touched; `follow_links`
+        also judges where links lead, from a worker thread before the run
+        opens them.
+        """
+        for name, path, env in (
+            ("kb_path", self.kb_path, KB_DIRS_ENV),
+            ("agents_dir", self.agents_dir, AGENT_DIRS_ENV),
+        ):
+            if path and not allowed(path, env, follow_links=follow_links):
+                raise ConfigError(
+                    f"{name} is outside the folders this server allows ({env})"
+                )
 
     def task_limits(self, remaining_s: float | None = None) -> dict[str, Any]:
         """A task's time limits, attempts and budget; `remaining_s` of the run."""

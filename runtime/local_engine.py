@@ -39,7 +39,7 @@ MODEL_DIRS_ENV = "DELEGATOR_MODEL_DIRS"
 
 def check_gguf(path: str) -> Path:
     """The model file, resolved, if it is allowed, exists and is a GGUF file."""
-    if not allowed(path, MODEL_DIRS_ENV):
+    if not allowed(path, MODEL_DIRS_ENV, follow_links=True):
         raise LocalModelError(
             "the model file is outside the folders this server allows"
         )

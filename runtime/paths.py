@@ -23,16 +23,26 @@ def on_server() -> bool:
     return os.environ.get(SERVER_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def allowed(path: str, env_name: str) -> bool:
+def allowed(path: str, env_name: str, *, follow_links: bool = False) -> bool:
     """Whether `path` lies in a folder `env_name` names.
 
-    With none named: any path from the command line, none on a server.
+    With none named: any path from the command line, none on a server. By
+    default the judgement is by the path as written, made absolute, touching
+    no file (a server's event loop may not block); `follow_links` judges where
+    links lead too, and belongs in a worker thread, before the file is opened.
     """
     folders = [d for d in os.environ.get(env_name, "").split(os.pathsep) if d]
     if not folders:
         return not on_server()
-    target = Path(path).expanduser().resolve()
-    return any(target.is_relative_to(Path(d).expanduser().resolve()) for d in folders)
+
+    def where(name: str) -> Path:
+        expanded = os.path.expanduser(name)
+        if follow_links:
+            return Path(os.path.realpath(expanded))
+        return Path(os.path.normpath(os.path.abspath(expanded)))
+
+    target = where(path)
+    return any(target.is_relative_to(where(d)) for d in folders)
 
 
 class InputFileError(ValueError):

@@ -161,6 +161,7 @@ def agent_loop(
 
 def built(ctx: Context) -> Services:
     """A run's services, from its context; a definition or gate error raises here."""
+    ctx.check_paths(follow_links=True)
     agents = load_registry(ctx.agents_dir)
     user_gates(ctx.gates)  # a gate that cannot be loaded fails the run here
     if ctx.verifier and ctx.verifier not in agents:

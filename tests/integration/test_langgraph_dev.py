@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -262,3 +263,26 @@ def test_the_readme_example_runs_against_the_server(server: str) -> None:
     assert ran.returncode == 0, ran.stderr
     assert "DELEGATE" in ran.stdout and "RESULT" in ran.stdout
     assert "Coverage:" in ran.stdout and "## Sources" in ran.stdout
+
+
+def test_a_linked_knowledge_base_inside_the_allowed_folders_runs(
+    server: str, freshwiki_kb: str
+) -> None:
+    link = Path(freshwiki_kb).with_name("linked.sqlite")
+    if not link.exists():
+        link.symlink_to(freshwiki_kb)
+
+    async def run() -> Any:
+        client = get_client(url=server)
+        thread = await client.threads.create()
+        return await client.runs.wait(
+            thread["thread_id"],
+            "research",
+            input={"question": QUESTION},
+            context=extractive(str(link), max_rounds=0),
+            raise_error=False,
+        )
+
+    output = asyncio.run(run())
+    assert "__error__" not in output, output
+    assert output["report"]["citations"]

@@ -87,6 +87,18 @@ def test_kb_path_is_limited_to_the_allowed_folders(
         assert "exist" not in str(err.value)  # it tells nothing of the file
 
 
+def test_a_link_out_of_the_allowed_folders_is_refused_before_it_is_opened(
+    freshwiki_kb: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    (allowed / "inside.sqlite").symlink_to(freshwiki_kb)  # leads out of `allowed`
+    monkeypatch.setenv("DELEGATOR_KB_DIRS", str(allowed))
+    context = Context(kb_path=str(allowed / "inside.sqlite"))  # judged as written
+    with pytest.raises(ConfigError, match="kb_path is outside the folders"):
+        context.check_paths(follow_links=True)
+
+
 def test_an_output_onto_the_knowledge_base_is_refused(
     freshwiki_kb: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
