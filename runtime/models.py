@@ -104,6 +104,8 @@ def requests_per_second() -> float:
 def _openai(name: str, settings: ModelSettings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
+    from runtime.replies import bounded_client
+
     base_url = settings.base_url
     api_key = settings.api_key or ("unused" if base_url else None)
     rps = requests_per_second()
@@ -116,6 +118,7 @@ def _openai(name: str, settings: ModelSettings) -> BaseChatModel:
         timeout=settings.timeout_s,
         max_retries=TRANSIENT_RETRIES,
         rate_limiter=InMemoryRateLimiter(requests_per_second=rps, max_bucket_size=4),
+        http_async_client=bounded_client(settings.timeout_s),
     )
 
 
@@ -123,6 +126,7 @@ def _local(path: str, settings: ModelSettings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     from runtime.local_engine import local_base_url
+    from runtime.replies import bounded_client
 
     return ChatOpenAI(
         model="local",
@@ -132,6 +136,7 @@ def _local(path: str, settings: ModelSettings) -> BaseChatModel:
         max_tokens=settings.max_tokens,
         timeout=settings.timeout_s,
         max_retries=TRANSIENT_RETRIES,
+        http_async_client=bounded_client(settings.timeout_s),
     )
 
 
