@@ -13,6 +13,7 @@ from cli.serve import ServeError
 from evals.datasets import DatasetError
 from runtime.context import ConfigError
 from runtime.corpus import CorpusError
+from runtime.imports import ImportRefusedError
 from runtime.kb import KnowledgeBaseError
 from runtime.local_engine import LocalModelError
 from runtime.mcp import McpServerError
@@ -67,6 +68,7 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
             McpServerError,
             ToolUnavailableError,
             ThreadBusyError,
+            ImportRefusedError,
         ),
         BAD_INPUT,
         "",

@@ -16,13 +16,12 @@ escalation, whose `retry` approves it for that task.
 from __future__ import annotations
 
 import functools
-import importlib
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.imports import ImportRefusedError, allowed_attribute
 from runtime.reliability import shorten
 from state.agents import AgentManifest
 from state.denials import Denial
@@ -145,32 +144,20 @@ class Gates:
         return None
 
 
-class GateConfigError(ValueError):
-    """A user gate that cannot be loaded."""
-
-
 @functools.cache
 def user_gates(spec: str) -> tuple[tuple[str, Gate], ...]:
     """The gates a context names ('module:function', comma-separated).
 
     Only modules of the top-level packages `DELEGATOR_GATE_PACKAGES` lists are
     imported: a caller of the server cannot make it import anything else.
+
+    Raises:
+        ImportRefusedError: a gate cannot be loaded, or is not callable.
     """
-    allowed = {p.strip() for p in os.environ.get(GATE_PACKAGES_ENV, "").split(",")}
     gates: list[tuple[str, Gate]] = []
     for name in (n.strip() for n in spec.split(",") if n.strip()):
-        module, _, function = name.partition(":")
-        if not module or not function:
-            raise GateConfigError(f"gate {name!r} is not 'module:function'")
-        if module.split(".")[0] not in allowed - {""}:
-            raise GateConfigError(
-                f"gate {name!r} is not in a package {GATE_PACKAGES_ENV} allows"
-            )
-        try:
-            gate = getattr(importlib.import_module(module), function)
-        except (ImportError, AttributeError) as err:
-            raise GateConfigError(f"gate {name!r} cannot be loaded: {err}") from err
+        gate = allowed_attribute(name, GATE_PACKAGES_ENV, "gate")
         if not callable(gate):
-            raise GateConfigError(f"gate {name!r} is not callable")
+            raise ImportRefusedError(f"gate {name!r} is not callable")
         gates.append((name, gate))
     return tuple(gates)

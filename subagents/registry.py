@@ -18,10 +18,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from runtime.imports import ImportRefusedError
 from runtime.reliability import describe
 from state.agents import MCP_PREFIX, AgentManifest, mcp_server_of
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
-from subagents.user_tools import UserToolError, is_user_tool, user_tool
+from subagents.user_tools import is_user_tool, user_tool
 
 DEFINITIONS = Path(__file__).parent / "definitions"
 
@@ -112,7 +113,7 @@ def tool_problem(tool: str) -> str | None:
     if is_user_tool(tool):
         try:
             user_tool(tool)
-        except UserToolError as err:
+        except ImportRefusedError as err:
             return str(err)
         return None
     if tool not in TOOL_NAMES:

@@ -10,19 +10,13 @@ import anything else. The attribute is a `BaseTool`, or a function that
 from __future__ import annotations
 
 import functools
-import importlib
-import os
-import re
 
 from langchain_core.tools import BaseTool, tool
 
+from runtime.imports import ImportRefusedError, allowed_attribute
+
 TOOL_PACKAGES_ENV = "DELEGATOR_TOOL_PACKAGES"
 """Top-level packages whose tools agent definitions may name."""
-_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
-class UserToolError(ValueError):
-    """A user tool that cannot be loaded; the message says why."""
 
 
 def is_user_tool(name: str) -> bool:
@@ -35,26 +29,15 @@ def user_tool(spec: str) -> BaseTool:
     """The tool `spec` names, loaded once.
 
     Raises:
-        UserToolError: `spec` is malformed, outside the allowed packages, cannot
-            be imported, or is no tool.
+        ImportRefusedError: `spec` is malformed, outside the allowed packages,
+            cannot be imported, or is no tool.
     """
-    if not _SPEC.fullmatch(spec):
-        raise UserToolError(f"tool {spec!r} is not 'package.module:attribute'")
-    module, _, attribute = spec.partition(":")
-    allowed = {p.strip() for p in os.environ.get(TOOL_PACKAGES_ENV, "").split(",")}
-    if module.split(".")[0] not in allowed - {""}:
-        raise UserToolError(
-            f"tool {spec!r} is not in a package {TOOL_PACKAGES_ENV} allows"
-        )
-    try:
-        found = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as err:
-        raise UserToolError(f"tool {spec!r} cannot be loaded: {err}") from err
+    found = allowed_attribute(spec, TOOL_PACKAGES_ENV, "tool")
     if isinstance(found, BaseTool):
         return found
     if callable(found) and found.__doc__:
         made: BaseTool = tool(found)
         return made
-    raise UserToolError(
+    raise ImportRefusedError(
         f"tool {spec!r} is no LangChain tool, nor a documented function"
     )

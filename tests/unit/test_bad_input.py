@@ -238,3 +238,14 @@ def test_show_never_opens_a_fifo_and_refuses_a_result_too_large(
     assert main(["show", str(big), "--html", str(page)]) == exits.BAD_INPUT
     assert "larger than 50 bytes" in one_error_line(capsys.readouterr().err)
     assert not page.exists()
+
+
+def test_a_gate_outside_the_allowed_packages_is_one_line(
+    freshwiki_kb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = research(
+        freshwiki_kb, "--db", str(tmp_path / "r.db"), "--set", "gates=os:system"
+    )
+    assert main(args) == exits.BAD_INPUT
+    said = one_error_line(capsys.readouterr().err)
+    assert "gate 'os:system' is not in a package DELEGATOR_GATE_PACKAGES allows" in said
