@@ -89,6 +89,15 @@ def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[st
     )
 
 
+def titles_by_kind(kb: KnowledgeBase, docs: Sequence[Passage]) -> dict[str, list[str]]:
+    """The documents' titles by the label of their kind, kinds in order of first."""
+    kinds = corpus_kinds(kb)
+    by_kind: dict[str, list[str]] = {}
+    for doc in docs:
+        by_kind.setdefault(kinds.of(doc.doc_id), []).append(doc.title)
+    return by_kind
+
+
 def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     """What the knowledge base holds for `question`: at most `limit` values.
 
@@ -101,10 +110,7 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
         sections = relevant_sections(kb, question, docs[0])[:limit]
         parts = tuple(f"{docs[0].title}: {s}" for s in sections)
         return Holdings(parts, ((docs[0].title, tuple(range(1, len(parts) + 1))),))
-    kinds = corpus_kinds(kb)
-    by_kind: dict[str, list[str]] = {}
-    for doc in docs:
-        by_kind.setdefault(kinds.of(doc.doc_id), []).append(doc.title)
+    by_kind = titles_by_kind(kb, docs)
     others = by_kind.pop(OTHERS, [])
     items: list[str] = []
     groups = []

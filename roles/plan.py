@@ -20,9 +20,10 @@ from roles.grounding import (
     holdings_for,
     reached_documents,
     relevant_sections,
+    titles_by_kind,
 )
 from runtime.kb import KnowledgeBase, Passage
-from runtime.kinds import Kinds, corpus_kinds, document_kinds
+from runtime.kinds import Kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.reliability import describe
 from runtime.structured import (
@@ -331,11 +332,7 @@ class CorpusPlanner:
             return CoveragePlan.direct(question, planned_by="corpus")
         if len(relevant) > 1:
             chosen = of_one_kind(document_kinds(self.kb), relevant, self.max_facets)
-            kinds = corpus_kinds(self.kb)
-            by_kind: dict[str, list[str]] = {}
-            for doc in chosen:
-                by_kind.setdefault(kinds.of(doc.doc_id), []).append(doc.title)
-            return corpus_plan(question, by_kind)
+            return corpus_plan(question, titles_by_kind(self.kb, chosen))
         sections = relevant_sections(self.kb, question, relevant[0])
         if len(sections) <= 1:
             return CoveragePlan.direct(question, planned_by="corpus")

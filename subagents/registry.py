@@ -11,7 +11,6 @@ at load, naming the file and the reason: an unknown built-in tool, a user tool
 from __future__ import annotations
 
 import asyncio
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import yaml
 from pydantic import ValidationError
 
 from runtime.imports import ImportRefusedError
+from runtime.paths import InputFileError, read_input
 from runtime.reliability import describe
 from state.agents import MCP_PREFIX, AgentManifest, mcp_server_of
 from subagents.tools import DELEGATING_TOOLS, TOOL_NAMES
@@ -53,15 +53,11 @@ def read_text(path: Path) -> str:
     A FIFO or device is never opened (a read could wait forever).
     """
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise DefinitionError(f"{path}: not a regular file")
-        with path.open("rb") as fh:
-            data = fh.read(MAX_DEFINITION_BYTES + 1)
-        if len(data) > MAX_DEFINITION_BYTES:
-            raise DefinitionError(f"{path}: larger than {MAX_DEFINITION_BYTES} bytes")
-        return data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise DefinitionError(f"{path}: cannot be read: {describe(err)}") from err
+        return read_input(path, MAX_DEFINITION_BYTES).decode("utf-8")
+    except InputFileError as err:
+        raise DefinitionError(str(err)) from err
+    except UnicodeDecodeError as err:
+        raise DefinitionError(f"{path}: not UTF-8: {describe(err)}") from err
 
 
 def load_definition(path: Path) -> AgentManifest:
