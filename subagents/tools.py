@@ -19,7 +19,6 @@ approves them (see `subagents.gates`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Mapping
@@ -236,17 +235,13 @@ async def call_tool(
 ) -> ToolMessage:
     """Call a tool as the agent loop does, injecting the state it takes: a message.
 
-    A tool of the knowledge base runs in a worker thread; other tools are
-    awaited (an MCP tool is a coroutine).
+    A tool with no coroutine (the knowledge base's) runs in a worker thread.
     """
     given = dict(args)
     if tool.name in INJECTED:
         given[INJECTED[tool.name]] = state[INJECTED[tool.name]]
     call = {"type": "tool_call", "name": tool.name, "args": given, "id": call_id}
-    if tool.name in SAFE_TOOLS:
-        message = await asyncio.to_thread(tool.invoke, call)
-    else:
-        message = await tool.ainvoke(call)
+    message = await tool.ainvoke(call)
     assert isinstance(message, ToolMessage)
     return message
 
