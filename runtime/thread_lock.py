@@ -37,8 +37,14 @@ def lock_file(db: Path, thread_id: str) -> Path:
 def sqlite_thread_lock(db: Path, thread_id: str) -> Iterator[None]:
     """Hold the thread's lock file, or raise ThreadBusyError at once."""
     path = lock_file(db, thread_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as err:
+        raise OSError(
+            f"cannot lock thread {thread_id!r} beside the checkpoint store {db}: "
+            f"{err.strerror or err}"
+        ) from err
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -37,6 +37,7 @@ class Server:
     url: str
     log: Path
     watch: Watch
+    process: subprocess.Popen[bytes]
 
 
 @contextmanager
@@ -44,7 +45,8 @@ def running(command: list[str], env: dict[str, str], log: Path) -> Iterator[Serv
     """Start a server command on a free loopback port; stop it afterwards.
 
     `command` holds `{port}`, filled in here. The server must make no
-    connection outside this machine while it runs.
+    connection outside this machine while it runs. Its checkpoints go to
+    server.sqlite beside the log unless `env` names DELEGATOR_SERVER_DB.
     """
     port = free_port()
     argv = [part.format(port=port) for part in command]
@@ -52,7 +54,12 @@ def running(command: list[str], env: dict[str, str], log: Path) -> Iterator[Serv
         proc = subprocess.Popen(
             argv,
             cwd=ROOT,
-            env={**os.environ, **OFFLINE, **env},
+            env={
+                **os.environ,
+                **OFFLINE,
+                "DELEGATOR_SERVER_DB": str(log.parent / "server.sqlite"),
+                **env,
+            },
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -73,7 +80,7 @@ def running(command: list[str], env: dict[str, str], log: Path) -> Iterator[Serv
                         f"the server did not start:\n{log.read_text()[-3000:]}"
                     ) from None
                 time.sleep(0.5)
-        yield Server(url, log, watch)
+        yield Server(url, log, watch, proc)
     finally:
         outside = watch.outside()
         proc.terminate()

@@ -15,12 +15,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
+from runtime.checkpoints import claim_store
 from runtime.kb import KnowledgeBase
 from tests.openai_replay import ReplayServer
 from tests.quoting import QuotingResearcher
@@ -149,7 +151,7 @@ def sqlite_finished(db: Path, thread: str = "crash") -> Callable[[], int]:
     def recorded() -> int:
         if not db.exists():
             return 0
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        with closing(sqlite3.connect(db)) as conn:  # recovers a killed writer's WAL
             try:
                 query = FINISHED.format(writes="writes", thread=thread)
                 (count,) = conn.execute(query).fetchone()
@@ -250,3 +252,46 @@ def test_a_thread_runs_once_at_a_time_and_a_killed_runs_lock_is_recovered(
         timeout=120,
     )
     assert third.returncode == 0, third.stderr
+
+
+@pytest.mark.parametrize("read_only", ["store", "folder"])
+def test_a_read_only_checkpoint_store_is_one_line_and_no_traceback(
+    read_only: str, freshwiki_kb: str, tmp_path: Path
+) -> None:
+    """A store on a read-only mount: exit 4 and one line, every time.
+
+    The mount is a read-only bind of the test's own folder or file, in a mount
+    namespace of the run's own (`unshare -m`): root writes through permissions.
+    """
+    folder = tmp_path / "store"
+    folder.mkdir()
+    db = folder / "runs.sqlite"
+    claim_store(db)
+    before = db.read_bytes()
+    target = {"store": db, "folder": folder}[read_only]
+    mount = f"mount --bind {target} {target} && mount -o remount,bind,ro {target}"
+    research = [
+        str(Path(sys.executable).parent / "delegator"),
+        "research",
+        QUESTION,
+        "--kb",
+        freshwiki_kb,
+        "--lead-model",
+        "extractive",
+        "--subagent-model",
+        "extractive",
+        "--db",
+        str(db),
+        "--quiet",
+    ]
+    command = ["unshare", "-m", "sh", "-c", f'{mount} && exec "$@"', "sh", *research]
+    for _ in range(3):
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 4, run.stderr
+        (line,) = run.stderr.splitlines()
+        assert line.startswith("error: ")
+        assert {"store": "readonly database", "folder": "cannot lock"}[
+            read_only
+        ] in line
+        assert "Traceback" not in run.stderr
+    assert db.read_bytes() == before

@@ -193,6 +193,37 @@ def test_an_escalation_waits_in_the_thread_state_and_resumes_over_the_api(
     assert final["report"]["summary"]["escalations"] == 1
 
 
+def test_a_second_run_on_a_busy_thread_waits_for_the_first(
+    served: str, freshwiki_kb: str
+) -> None:
+    """One run per thread: a second is queued behind the first, never run beside it."""
+
+    async def run() -> tuple[str, str]:
+        api = client(served)
+        thread = (await api.threads.create())["thread_id"]
+        settings = context(freshwiki_kb, "hang", task_timeout_s=600)
+        first, second = [
+            await api.runs.create(
+                thread, "research", input={"question": q}, context=settings
+            )
+            for q in QUESTIONS[:2]
+        ]
+        deadline = time.monotonic() + 60
+        while (await api.runs.get(thread, first["run_id"]))["status"] == "pending":
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(2)  # time enough for a second worker to take it
+        statuses = [
+            (await api.runs.get(thread, r["run_id"]))["status"] for r in (first, second)
+        ]
+        for r in (second, first):
+            await api.runs.cancel(thread, r["run_id"])
+        return statuses[0], statuses[1]
+
+    first, second = asyncio.run(run())
+    assert (first, second) == ("running", "pending")
+
+
 def test_one_key_can_change_nothing_of_another_and_nothing_shared(
     served: str, freshwiki_kb: str
 ) -> None:
