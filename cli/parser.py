@@ -147,9 +147,9 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--dataset",
         default="breadth",
-        help="breadth (the shipped dev cases), heldout (breadth questions of "
-        "other kinds), outlines (one per FreshWiki article) or a path to a "
-        "breadth dataset file",
+        help="breadth (the shipped dev cases), tuning (cases whose first round "
+        "misses kinds), heldout (breadth questions of other kinds), outlines (one "
+        "per FreshWiki article) or a path to a breadth dataset file",
     )
     evaluate.add_argument("--lead-model", help="model spec of the lead")
     evaluate.add_argument("--subagent-model", help="model spec of subagents")

@@ -22,7 +22,13 @@ from runtime.kb import DEFAULT_CORPUS, ingest
 BREADTH_DEV = Path(__file__).parent / "data" / "breadth_dev.json"
 BREADTH_HELDOUT = Path(__file__).parent / "data" / "breadth_heldout.json"
 """Broad questions of other kinds than the dev ones; no threshold is fitted to it."""
-NAMED_BREADTH = {"breadth": BREADTH_DEV, "heldout": BREADTH_HELDOUT}
+BREADTH_TUNING = Path(__file__).parent / "data" / "breadth_tuning.json"
+"""Broad questions whose first round misses kinds: for developing re-delegation."""
+NAMED_BREADTH = {
+    "breadth": BREADTH_DEV,
+    "tuning": BREADTH_TUNING,
+    "heldout": BREADTH_HELDOUT,
+}
 """Breadth datasets taken by name where no file of that name exists."""
 
 
