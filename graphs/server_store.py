@@ -3,7 +3,9 @@
 langgraph.json names `checkpointer` here, so a server killed mid-fan-out keeps
 every finished subagent's writes and its threads resume without running them
 again. SQLite in DELEGATOR_SERVER_DB (default data/server.sqlite), or the
-PostgreSQL database at DELEGATOR_SERVER_POSTGRES in a deployment.
+PostgreSQL database at DELEGATOR_SERVER_POSTGRES in a deployment (required
+there: a LangGraph Server deployment, told by DATABASE_URI or POSTGRES_URI,
+runs replicas).
 
 The serializer allows, in msgpack, exactly the types the exported graphs'
 states hold (LangGraph's strict allowlist), fixed when the store opens: the
@@ -24,11 +26,14 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from graphs.research import graph as research
 from graphs.subagent import graph as subagent
 from runtime.checkpoints import open_checkpointer
+from runtime.context import ConfigError
 from runtime.kb import PROJECT_ROOT
 from subagents.loop import drawn_loop
 
 SERVER_DB_ENV = "DELEGATOR_SERVER_DB"
 SERVER_POSTGRES_ENV = "DELEGATOR_SERVER_POSTGRES"
+SERVER_DATABASE_ENVS = ("DATABASE_URI", "POSTGRES_URI")
+"""Where LangGraph Server keeps its threads and queue: set only in a deployment."""
 
 
 def serializer() -> JsonPlusSerializer:
@@ -46,6 +51,12 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
     """The server's durable checkpointer (see the module's docstring)."""
     db = Path(os.environ.get(SERVER_DB_ENV) or PROJECT_ROOT / "data" / "server.sqlite")
     url = os.environ.get(SERVER_POSTGRES_ENV)
+    if not url and any(map(os.environ.get, SERVER_DATABASE_ENVS)):
+        raise ConfigError(
+            f"set {SERVER_POSTGRES_ENV} to a PostgreSQL database of its own for the "
+            "checkpoints: with DATABASE_URI or POSTGRES_URI set this is a LangGraph "
+            "Server deployment, where a SQLite file per replica would split a thread"
+        )
     async with open_checkpointer(db, url) as saver:
         saver.serde = serializer()
         yield saver
