@@ -25,7 +25,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from graphs.research import graph as research
 from graphs.subagent import graph as subagent
-from runtime.checkpoints import open_checkpointer
+from runtime.checkpoints import POSTGRES_SCHEMES, open_checkpointer
 from runtime.context import ConfigError
 from runtime.kb import PROJECT_ROOT
 from subagents.loop import drawn_loop
@@ -33,7 +33,8 @@ from subagents.loop import drawn_loop
 SERVER_DB_ENV = "DELEGATOR_SERVER_DB"
 SERVER_POSTGRES_ENV = "DELEGATOR_SERVER_POSTGRES"
 SERVER_DATABASE_ENVS = ("DATABASE_URI", "POSTGRES_URI")
-"""Where LangGraph Server keeps its threads and queue: set only in a deployment."""
+"""Where LangGraph Server keeps its threads and queue: a PostgreSQL URL in a
+deployment (`langgraph dev` sets DATABASE_URI to ":memory:")."""
 
 
 def serializer() -> JsonPlusSerializer:
@@ -51,7 +52,8 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
     """The server's durable checkpointer (see the module's docstring)."""
     db = Path(os.environ.get(SERVER_DB_ENV) or PROJECT_ROOT / "data" / "server.sqlite")
     url = os.environ.get(SERVER_POSTGRES_ENV)
-    if not url and any(map(os.environ.get, SERVER_DATABASE_ENVS)):
+    deployed = (os.environ.get(name, "") for name in SERVER_DATABASE_ENVS)
+    if not url and any(uri.startswith(POSTGRES_SCHEMES) for uri in deployed):
         raise ConfigError(
             f"set {SERVER_POSTGRES_ENV} to a PostgreSQL database of its own for the "
             "checkpoints: with DATABASE_URI or POSTGRES_URI set this is a LangGraph "

@@ -23,8 +23,8 @@ def test_no_exported_graph_widens_the_store_so_it_is_never_copied(
     adapter around a custom checkpointer cannot be cloned."""
     monkeypatch.setenv("DELEGATOR_SERVER_DB", str(tmp_path / "server.sqlite"))
     monkeypatch.delenv("DELEGATOR_SERVER_POSTGRES", raising=False)
-    for name in ("DATABASE_URI", "POSTGRES_URI"):
-        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABASE_URI", ":memory:")  # as `langgraph dev` sets it
+    monkeypatch.delenv("POSTGRES_URI", raising=False)
 
     async def check() -> None:
         async with checkpointer() as saver:
