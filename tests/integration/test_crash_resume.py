@@ -176,29 +176,42 @@ def test_a_stopped_run_resumes_from_sqlite(
     assert_nothing_lost_or_repeated(researcher[0], done, after, result)
 
 
+def fresh_database(admin_url: str, name: str) -> str:
+    """The URL of a new, empty database `name` on the server of `admin_url`."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    return admin_url.replace("/postgres?", f"/{name}?")
+
+
+def postgres_finished(url: str, thread: str = "crash") -> Callable[[], int]:
+    """How many subagents of the fan-out a PostgreSQL checkpoint store records."""
+
+    def recorded() -> int:
+        with psycopg.connect(url, autocommit=True) as conn:
+            try:
+                query = FINISHED.format(writes="checkpoint_writes", thread=thread)
+                row = conn.execute(query).fetchone()
+            except psycopg.errors.UndefinedTable:
+                return 0
+        return int(row[0]) if row else 0
+
+    return recorded
+
+
 def test_a_killed_run_resumes_from_postgresql(
     researcher: tuple[QuotingResearcher, str],
     freshwiki_kb: str,
     tmp_path: Path,
     postgres_url: str,
 ) -> None:
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS crash")
-        conn.execute("CREATE DATABASE crash")
-    url = postgres_url.replace("/postgres?", "/crash?")
-
-    def recorded() -> int:
-        with psycopg.connect(url, autocommit=True) as conn:
-            try:
-                row = conn.execute(
-                    FINISHED.format(writes="checkpoint_writes", thread="crash")
-                ).fetchone()
-            except psycopg.errors.UndefinedTable:
-                return 0
-        return int(row[0]) if row else 0
-
+    url = fresh_database(postgres_url, "crash")
     done, after, result = crash_and_resume(
-        researcher, freshwiki_kb, ["--checkpointer", url], recorded, tmp_path
+        researcher,
+        freshwiki_kb,
+        ["--checkpointer", url],
+        postgres_finished(url),
+        tmp_path,
     )
     assert_nothing_lost_or_repeated(researcher[0], done, after, result)
 

@@ -19,16 +19,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-import psycopg
 import pytest
 from langgraph_sdk import get_client
 
 from runtime.kb import KnowledgeBase
 from tests.integration.servers import BIN, running
 from tests.integration.test_crash_resume import (
-    FINISHED,
     QUESTION,
     SUBAGENTS,
+    fresh_database,
+    postgres_finished,
     settled,
     sqlite_finished,
 )
@@ -49,21 +49,6 @@ def context(kb: str) -> dict[str, Any]:
     }
 
 
-def postgres_finished(url: str, thread: str) -> Callable[[], int]:
-    """How many subagents of the fan-out the PostgreSQL store records."""
-
-    def recorded() -> int:
-        with psycopg.connect(url, autocommit=True) as conn:
-            try:
-                query = FINISHED.format(writes="checkpoint_writes", thread=thread)
-                row = conn.execute(query).fetchone()
-            except psycopg.errors.UndefinedTable:
-                return 0
-        return int(row[0]) if row else 0
-
-    return recorded
-
-
 Store = tuple[dict[str, str], Callable[[], int], str]
 """A server's store as its environment, how to count the finished subagents of
 the thread, and the thread (one of its own: the servers' thread records
@@ -76,11 +61,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     if request.param == "sqlite":
         db = tmp_path / "server.sqlite"
         return {"DELEGATOR_SERVER_DB": str(db)}, sqlite_finished(db, thread), thread
-    admin = request.getfixturevalue("postgres_url")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS served")
-        conn.execute("CREATE DATABASE served")
-    url = admin.replace("/postgres?", "/served?")
+    url = fresh_database(request.getfixturevalue("postgres_url"), "served")
     return {"DELEGATOR_SERVER_POSTGRES": url}, postgres_finished(url, thread), thread
 
 

@@ -12,8 +12,8 @@ from graphs.research import graph as research
 from graphs.server_store import checkpointer, serializer
 from graphs.subagent import graph as subagent
 from runtime.context import ConfigError
-from state.tasks import TaskDefinition
 from subagents.loop import drawn_loop
+from tests.unit.test_subagent_loop import TASK
 
 
 def test_no_exported_graph_widens_the_store_so_it_is_never_copied(
@@ -46,17 +46,7 @@ class Stray(BaseModel):
 
 def test_the_store_reads_back_only_the_graphs_own_types() -> None:
     serde = serializer()
-    task = TaskDefinition(
-        task_id="t",
-        run_id="r",
-        agent_id="researcher",
-        facet_id="f0",
-        question="Which storms struck in 2022?",
-        brief="Storm Eunice.",
-        values=("Storm Eunice",),
-        acceptance="a quoted finding",
-    )
-    assert serde.loads_typed(serde.dumps_typed(task)) == task
+    assert serde.loads_typed(serde.dumps_typed(TASK)) == TASK
     assert serde.loads_typed(serde.dumps_typed(Stray(size=3))) == {"size": 3}
 
 
