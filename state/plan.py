@@ -278,11 +278,13 @@ def spread(plan: CoveragePlan, max_facets: int) -> CoveragePlan:
         (fid,) = fresh_facet_ids([f.id for f in facets], 1)
         parts = [(widest.id, widest.values[:half]), (fid, widest.values[half:])]
         at = facets.index(widest)
+        # a half split again names its own values, not its parent's as well
+        title = widest.title.removesuffix(f" ({', '.join(widest.values)})")
         facets[at : at + 1] = [
             widest.model_copy(
                 update={
                     "id": part_id,
-                    "title": f"{widest.title} ({', '.join(values)})",
+                    "title": f"{title} ({', '.join(values)})",
                     "values": values,
                 }
             )

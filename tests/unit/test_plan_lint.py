@@ -87,6 +87,8 @@ def test_spread_splits_the_widest_facets_while_there_is_room() -> None:
     wide = plan(facet("f0", "a", "b", "c"), values=("a", "b", "c"))
     spread_out = spread(wide, 5)
     assert [f.values for f in spread_out.facets] == [("a",), ("b",), ("c",)]
+    title = wide.facets[0].title
+    assert [f.title for f in spread_out.facets] == [f"{title} ({v})" for v in "abc"]
     assert len({f.id for f in spread_out.facets}) == 3
     assert lint_plan(spread_out) == spread_out
     assert [f.values for f in spread(wide, 2).facets] == [("a",), ("b", "c")]
