@@ -27,6 +27,7 @@ from graphs.research import FINISHED, PLANNED, compiled, continues_after
 from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
+from runtime.heap import settle_heap
 from runtime.mcp import stop_servers
 from runtime.paths import read_input
 from runtime.thread_lock import postgres_thread_lock, sqlite_thread_lock
@@ -94,8 +95,10 @@ async def run_thread(
         thread_lock(request),
         open_checkpointer(request.db, request.checkpointer_url) as saver,
     ):
+        app = compiled(saver)
+        settle_heap()
         try:
-            return await run_to_end(compiled(saver), request, ask, progress)
+            return await run_to_end(app, request, ask, progress)
         finally:
             await stop_servers()
 
