@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field
 
 from roles.grounding import Holdings
 from roles.plan import CorpusPlanner, DimensionDraft
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
-from runtime.kinds import corpus_kinds, document_kinds
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
+from runtime.kinds import OTHERS, corpus_kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.text import terms, years
@@ -40,6 +40,8 @@ PROBED = " (found by the corpus probe)"
 """Ends the name of a dimension of documents the probe found: their kind, and
 that the plan did not name them."""
 _DEPTH = 100
+_LEAD_DEPTH = 300
+"""Passages searched for the leads a question reaches."""
 
 
 @dataclass(frozen=True)
@@ -133,11 +135,16 @@ UNNAMED_HOLDINGS = (
 class CorpusProbe:
     """Relevant documents of kinds the answer does not cite yet.
 
-    Breadth, not more of the same: of the relevant documents no finding cites
-    and no value names (see `probe`), of the question's period when it names
-    years (see `KnowledgeBase.in_period`), the probe proposes those whose kind
-    (`corpus_kinds`) no verified finding cites, the best of each such kind
-    first. Each goes to the dimension of its kind.
+    Of the relevant documents no finding cites and no value names (see
+    `probe`), of the question's period when it names years (see
+    `KnowledgeBase.in_period`), the probe proposes those of a kind
+    (`corpus_kinds`) the question is about and the answer does not cite yet
+    (`kinds_reached`: breadth); those that agree in kind with the documents
+    cited for the plan's own values (the corpus's kinds are coarse: one may
+    hold football finals and a cycling tour); and those with a section on a
+    year of the period. Kinds no verified finding cites come first, the best
+    of each kind first (`breadth_first`). Each goes to the dimension of its
+    kind.
     """
 
     kb: KnowledgeBase
@@ -167,19 +174,46 @@ class CorpusProbe:
             )
         )
         kinds = corpus_kinds(self.kb)
+        cited = {kinds.of(f.source.doc_id) for f in verified}
+        timely = [p for p in found.documents if self.kb.in_period(p, period)]
+        new_kinds = kinds_reached(self.kb, plan.question, timely, kinds.of) - cited
         proposed = [
             p
-            for p in found.documents
-            if self.kb.in_period(p, period)
-            and (p.doc_id in kin or bool(period & years(p.section)))
+            for p in timely
+            if (
+                p.doc_id in kin
+                or bool(period & years(p.section))
+                or kinds.of(p.doc_id) in new_kinds
+            )
             and refusal(p.title, plan.question, [probed(kinds.of(p.doc_id))], "")
             is None
         ]
-        cited = {kinds.of(f.source.doc_id) for f in verified}
         missing: dict[str, list[str]] = {}
         for doc in breadth_first(proposed, kinds.of, cited)[: self.limit]:
             missing.setdefault(probed(kinds.of(doc.doc_id)), []).append(doc.title)
         return Enumerated(missing)
+
+
+def kinds_reached(
+    kb: KnowledgeBase,
+    question: str,
+    docs: Sequence[Passage],
+    kind: Callable[[str], str],
+) -> set[str]:
+    """The kinds of which the question is about at least two of `docs`.
+
+    The question is about a document when it reaches the document's lead
+    (which says what the document is) at RELEVANT_SHARE of its best passage's
+    score, not only a passage that mentions its words. One such document is
+    no kind the question asks about, and OTHERS is no kind.
+    """
+    hits = kb.search(question, _LEAD_DEPTH)
+    floor = RELEVANT_SHARE * hits[0].score if hits else 0.0
+    about = {
+        h.doc_id for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor
+    }
+    counts = Counter(kind(d.doc_id) for d in docs if d.doc_id in about)
+    return {k for k, n in counts.items() if n >= 2 and k != OTHERS}
 
 
 def probed(kind: str) -> str:

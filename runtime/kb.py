@@ -44,6 +44,11 @@ _SCHEMA = (
 )
 
 
+def lead_id(doc_id: str) -> str:
+    """The id of a document's lead: its first passage, which says what it is."""
+    return f"{doc_id}#0"
+
+
 class KnowledgeBaseError(RuntimeError):
     """The knowledge base is missing, cannot be read or written, or is not one."""
 
@@ -209,7 +214,7 @@ class KnowledgeBase:
         """
         if not period:
             return True
-        lead = self.passage(f"{doc.doc_id}#0")
+        lead = self.passage(lead_id(doc.doc_id))
         said = f"{doc.title} {opening(lead.text) if lead else ''} {doc.section}"
         return bool(period & years(said))
 
