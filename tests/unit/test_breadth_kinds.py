@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from roles.enumerate import kinds_reached
 from runtime.kb import KnowledgeBase, ingest
-from runtime.kinds import corpus_kinds
+from runtime.kinds import OTHERS, corpus_kinds
 from tests.support import extractive, research
 
 QUESTION = "Which entertainment releases of 2022 drew audiences?"
@@ -42,11 +43,19 @@ def series(title: str) -> str:
     )
 
 
-def storm(title: str) -> str:
+def storm(title: str, lead: str = "flooded the coast") -> str:
     return (
-        f"# {title}\n\n{title} was a 2022 windstorm with gusts that flooded the "
-        "coast.\n\n## Meteorological history\n\nA low deepened quickly.\n\n"
+        f"# {title}\n\n{title} was a 2022 windstorm with gusts that {lead}."
+        "\n\n## Meteorological history\n\nA low deepened quickly.\n\n"
         "## Impact\n\nRoofs fell and ferries stopped.\n"
+    )
+
+
+def festival(title: str) -> str:
+    return (
+        f"# {title}\n\n{title} was a 2022 entertainment release that drew "
+        "audiences to a lantern parade.\n\n## Route\n\nThe parade crossed "
+        "three bridges.\n\n## Lanterns\n\nPaper lanterns lit the river.\n"
     )
 
 
@@ -56,6 +65,10 @@ FILMS = {"Harbor Lights", "Quiet Orchard", "Night Ferry"}
 ALBUMS = {"Blue Static", "Copper Wires", "Glass Rooms"}
 SERIES = {"Town Hall Hours", "Market Street", "Winter Lines"}
 STORMS = {"Storm Ada", "Storm Bea", "Storm Cal"}
+STRAY = "Storm Cal"
+"""One storm's lead happens to hold the question's words."""
+FESTIVAL = "Lantern Night"
+"""A document of no shared kind that the question is about."""
 
 
 @pytest.fixture
@@ -64,7 +77,9 @@ def kinds_kb(tmp_path: Path) -> str:
         **{t: film(t, RELEASE) for t in FILMS},
         **{t: album(t) for t in ALBUMS},
         **{t: series(t) for t in SERIES},
-        **{t: storm(t) for t in STORMS},
+        **{t: storm(t) for t in STORMS - {STRAY}},
+        STRAY: storm(STRAY, "drew audiences to the 2022 entertainment release"),
+        FESTIVAL: festival(FESTIVAL),
     }
     for title, text in texts.items():
         (tmp_path / f"{title.replace(' ', '_')}.md").write_text(text)
@@ -75,12 +90,30 @@ def kinds_kb(tmp_path: Path) -> str:
 
 def test_the_corpus_holds_three_kinds_of_release(kinds_kb: str) -> None:
     kinds = corpus_kinds(KnowledgeBase(kinds_kb))
-    label = {title: kinds.of(title.replace(" ", "_")) for title in FILMS | ALBUMS}
-    label |= {title: kinds.of(title.replace(" ", "_")) for title in SERIES}
+    label = {title: kinds.of(doc_id(title)) for title in FILMS | ALBUMS | SERIES}
     assert len({label[t] for t in FILMS}) == 1
     assert len({label[t] for t in ALBUMS}) == 1
     assert len({label[t] for t in SERIES}) == 1
     assert len(set(label.values())) == 3
+
+
+def test_a_question_is_about_a_kind_when_it_is_about_two_of_its_documents(
+    kinds_kb: str,
+) -> None:
+    kb = KnowledgeBase(kinds_kb)
+    kinds = corpus_kinds(kb)
+    docs = kb.rank_documents(QUESTION, 50)
+    reached = kinds_reached(kb, QUESTION, docs, kinds.of)
+    assert reached == {
+        kinds.of(doc_id(t)) for t in ("Harbor Lights", "Blue Static", "Market Street")
+    }
+    # One storm of three is a stray match; a document of no shared kind tells none.
+    assert kinds.of(doc_id(STRAY)) not in reached
+    assert kinds.of(doc_id(FESTIVAL)) == OTHERS
+
+
+def doc_id(title: str) -> str:
+    return title.replace(" ", "_")
 
 
 def test_a_round_that_cites_one_kind_redelegates_to_the_other_two(
