@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from roles.grounding import Holdings
 from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
-from runtime.kinds import OTHERS, corpus_kinds, document_kinds
+from runtime.kinds import CorpusKinds, corpus_kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.text import terms, years
@@ -174,46 +174,44 @@ class CorpusProbe:
             )
         )
         kinds = corpus_kinds(self.kb)
-        cited = {kinds.of(f.source.doc_id) for f in verified}
+        cited = {kinds.key(f.source.doc_id) for f in verified}
         timely = [p for p in found.documents if self.kb.in_period(p, period)]
-        new_kinds = kinds_reached(self.kb, plan.question, timely, kinds.of) - cited
+        new_kinds = kinds_reached(self.kb, plan.question, timely, kinds) - cited
         proposed = [
             p
             for p in timely
             if (
                 p.doc_id in kin
                 or bool(period & years(p.section))
-                or kinds.of(p.doc_id) in new_kinds
+                or kinds.key(p.doc_id) in new_kinds
             )
             and refusal(p.title, plan.question, [probed(kinds.of(p.doc_id))], "")
             is None
         ]
         missing: dict[str, list[str]] = {}
-        for doc in breadth_first(proposed, kinds.of, cited)[: self.limit]:
+        for doc in breadth_first(proposed, kinds.key, cited)[: self.limit]:
             missing.setdefault(probed(kinds.of(doc.doc_id)), []).append(doc.title)
         return Enumerated(missing)
 
 
 def kinds_reached(
-    kb: KnowledgeBase,
-    question: str,
-    docs: Sequence[Passage],
-    kind: Callable[[str], str],
+    kb: KnowledgeBase, question: str, docs: Sequence[Passage], kinds: CorpusKinds
 ) -> set[str]:
-    """The kinds of which the question is about at least two of `docs`.
+    """The kinds (by `CorpusKinds.key`) the question is about, told by `docs`.
 
     The question is about a document when it reaches the document's lead
     (which says what the document is) at RELEVANT_SHARE of its best passage's
-    score, not only a passage that mentions its words. One such document is
-    no kind the question asks about, and OTHERS is no kind.
+    score, not only a passage that mentions its words; it is about a kind
+    when it is about two of its documents, or about the only one. One
+    document of a larger kind is a stray match.
     """
     hits = kb.search(question, _LEAD_DEPTH)
     floor = RELEVANT_SHARE * hits[0].score if hits else 0.0
     about = {
         h.doc_id for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor
     }
-    counts = Counter(kind(d.doc_id) for d in docs if d.doc_id in about)
-    return {k for k, n in counts.items() if n >= 2 and k != OTHERS}
+    counts = Counter(kinds.key(d.doc_id) for d in docs if d.doc_id in about)
+    return {k for k, n in counts.items() if n >= min(2, kinds.sizes.get(k, 1))}
 
 
 def probed(kind: str) -> str:

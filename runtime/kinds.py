@@ -252,6 +252,19 @@ class CorpusKinds:
         """The label of the kind of `doc_id`; OTHERS for a document not known."""
         return self.label_of.get(doc_id, OTHERS)
 
+    def key(self, doc_id: str) -> str:
+        """What tells the kind of `doc_id` apart: its label, or itself for OTHERS.
+
+        A document that shares its kind with no other is a kind of its own.
+        """
+        label = self.of(doc_id)
+        return doc_id if label == OTHERS else label
+
+    @functools.cached_property
+    def sizes(self) -> Mapping[str, int]:
+        """How many documents each kind holds, by `key`."""
+        return Counter(self.key(doc) for doc in self.label_of)
+
 
 def kind_label(headings: Mapping[str, Sequence[str]], docs: Sequence[str]) -> str:
     """A group's name: the top-level headings most of its documents share."""
