@@ -38,6 +38,11 @@ async def run_to_end(
     return dict((await app.aget_state(config)).values)
 
 
+def extractive_flags(kb: str) -> list[str]:
+    """The CLI flags of an extractive run on the knowledge base at `kb`."""
+    return ["--kb", kb, "--lead-model", "extractive", "--subagent-model", "extractive"]
+
+
 def extractive(kb: str, **settings: Any) -> Context:
     """A context with no LLM on the knowledge base at `kb`."""
     return Context(

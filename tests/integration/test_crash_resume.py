@@ -26,6 +26,7 @@ from runtime.checkpoints import claim_store
 from runtime.kb import KnowledgeBase
 from tests.openai_replay import ReplayServer
 from tests.quoting import QuotingResearcher
+from tests.support import extractive_flags
 
 pytestmark = pytest.mark.integration
 
@@ -287,12 +288,7 @@ def test_a_read_only_checkpoint_store_is_one_line_and_no_traceback(
         str(Path(sys.executable).parent / "delegator"),
         "research",
         QUESTION,
-        "--kb",
-        freshwiki_kb,
-        "--lead-model",
-        "extractive",
-        "--subagent-model",
-        "extractive",
+        *extractive_flags(freshwiki_kb),
         "--db",
         str(db),
         "--quiet",

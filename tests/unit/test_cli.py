@@ -11,22 +11,13 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from tests.support import extractive_flags
 
 QUESTION = "Which natural disasters and severe weather events struck in 2022 and 2023?"
 
 
 def research_args(kb: str, *extra: str) -> list[str]:
-    return [
-        "research",
-        QUESTION,
-        "--kb",
-        kb,
-        "--lead-model",
-        "extractive",
-        "--subagent-model",
-        "extractive",
-        *extra,
-    ]
+    return ["research", QUESTION, *extractive_flags(kb), *extra]
 
 
 def test_research_writes_report_and_json(

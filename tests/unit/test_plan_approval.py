@@ -19,6 +19,7 @@ from cli.main import main
 from cli.runs import thread_history
 from graphs.research import builder
 from runtime.context import Context
+from tests.support import extractive_flags
 from tests.unit.fakes import FakeResearcher, scripted
 from tests.unit.test_creative_trap import NARROW_PLAN, NOTHING_MORE, QUESTION
 
@@ -147,17 +148,7 @@ def test_a_fork_makes_a_second_thread_and_leaves_the_first_as_it_was(
     freshwiki_kb: str, tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.sqlite"
-    common = [
-        "--kb",
-        freshwiki_kb,
-        "--lead-model",
-        "extractive",
-        "--subagent-model",
-        "extractive",
-        "--db",
-        str(db),
-        "--quiet",
-    ]
+    common = [*extractive_flags(freshwiki_kb), "--db", str(db), "--quiet"]
     question = "Which natural disasters struck in 2022 and 2023?"
     assert (
         main(["research", question, "--thread", "a", "--max-rounds", "1", *common]) == 0
