@@ -103,7 +103,8 @@ def crash_and_resume(
         assert first.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[stop], said
         assert "nothing checkpointed is lost" in said
         assert "Resume with: delegator resume crash" in said
-    done_before = recorded()
+    # a write the killed process sent may still be committing in the database
+    done_before = settled(recorded)
     asked_before = settled(lambda: sum(slow.asked.values()))
     out = tmp_path / "result.json"
     second = subprocess.run(
@@ -120,7 +121,7 @@ def crash_and_resume(
 
 
 def settled(count: Callable[[], int], quiet_s: float = 0.5) -> int:
-    """The count once it stopped changing: requests sent before a kill land."""
+    """The count once it stopped changing: what was sent before a kill lands."""
     last = count()
     while True:
         time.sleep(quiet_s)
