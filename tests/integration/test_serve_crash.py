@@ -25,8 +25,10 @@ from langgraph_sdk import get_client
 from runtime.kb import KnowledgeBase
 from tests.integration.servers import BIN, running
 from tests.integration.test_crash_resume import (
+    IN_FLIGHT,
     QUESTION,
     SUBAGENTS,
+    assert_only_unfinished_asked,
     fresh_database,
     postgres_finished,
     settled,
@@ -44,7 +46,7 @@ def context(kb: str) -> dict[str, Any]:
         "subagent_model": "openai:replay",
         "kb_path": kb,
         "max_subagents": SUBAGENTS,
-        "max_parallel": 2,
+        "max_parallel": IN_FLIGHT,
         "max_rounds": 0,
     }
 
@@ -100,8 +102,7 @@ def test_a_killed_server_resumes_without_running_finished_subagents_again(
     results = list(result["results"].values())
     assert len(results) == SUBAGENTS == len(slow.asked)
     assert all(r["status"] == "success" for r in results)
-    # finished subagents were not run again: only the unfinished ones asked
-    assert asked_after == SUBAGENTS - done_before
+    assert_only_unfinished_asked(done_before, asked_after)
     assert result["report"]["summary"]["tasks"] == SUBAGENTS
     print(
         f"\nserver killed and resumed: {done_before} subagent(s) done before the "
