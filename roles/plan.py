@@ -38,10 +38,12 @@ from state.plan import (
     Facet,
     PlanLintError,
     Text,
+    echoed,
     facet_id,
     facets_for_values,
     fresh_facet_ids,
     lint_plan,
+    normalize,
     refusal,
     spread,
 )
@@ -191,7 +193,7 @@ class ModelPlanner:
         messages = [SystemMessage(prompt), HumanMessage(asked)]
         draft, usage = await ainvoke_structured(self.model, messages, PlanDraft)
         try:
-            plan = self._to_plan(question, draft, holdings)
+            plan = self._to_plan(question, draft, holdings, prompt)
             return Planned(lint_plan(plan, prompt), usage)
         except PlanLintError as err:
             messages += [HumanMessage(f"The plan was rejected: {err}. Fix it.")]
@@ -200,7 +202,7 @@ class ModelPlanner:
             except ModelOutputError as invalid:
                 raise ModelOutputError(str(invalid), usage + invalid.usage) from err
             usage += used
-        plan = self._to_plan(question, draft, holdings)
+        plan = self._to_plan(question, draft, holdings, prompt)
         try:
             return Planned(lint_plan(plan, prompt), usage)
         except PlanLintError as err:
@@ -212,9 +214,14 @@ class ModelPlanner:
             return Planned(lint_plan(repaired), usage)
 
     def _to_plan(
-        self, question: str, draft: PlanDraft, holdings: Holdings
+        self, question: str, draft: PlanDraft, holdings: Holdings, prompt: str
     ) -> CoveragePlan:
-        """The draft as a plan, each value spelled by code (`Holdings.spell`)."""
+        """The draft as a plan, each value spelled by code (`Holdings.spell`).
+
+        A facet's title or brief copied from the prompt's own wording (its
+        instructions, the holdings' header) says nothing of the facet: code
+        writes one from its values, as for a facet of the knowledge base's plan.
+        """
 
         def spelled(values: list[int | str]) -> tuple[str, ...]:
             named = (holdings.spell(v) for v in values)
@@ -224,6 +231,16 @@ class ModelPlanner:
         if draft.direct_answer and len({v for _, vs in dimensions for v in vs}) < 2:
             return CoveragePlan.direct(question)
         facets = [(f, spelled(f.values)) for f in draft.facets]
+
+        def facet(number: int, draft: FacetDraft, values: tuple[str, ...]) -> Facet:
+            (made,) = facets_for_values(question, [", ".join(values)])
+            title, brief = draft.title, draft.brief
+            if copied(title, question, prompt):
+                title = made.title
+            if copied(brief, question, prompt):
+                brief = made.brief
+            return Facet(id=facet_id(number), title=title, brief=brief, values=values)
+
         return CoveragePlan(
             question=question,
             dimensions=tuple(
@@ -232,13 +249,25 @@ class ModelPlanner:
                 if values
             ),
             facets=tuple(
-                Facet(id=facet_id(n), title=f.title, brief=f.brief, values=values)
+                facet(n, f, values)
                 for n, (f, values) in enumerate((f, v) for f, v in facets if v)
             ),
         )
 
 
 HOLDINGS_HEADER = "What the knowledge base holds for it (name these by number):"
+
+
+def copied(text: str, question: str, prompt: str) -> bool:
+    """Whether `text` repeats the lead's prompt rather than saying its own.
+
+    Echoed from the prompt or the holdings' header (`echoed`), or holding the
+    header whole: a model that starts a title with it and goes on with items.
+    """
+    shown = f"{prompt}\n{HOLDINGS_HEADER}"
+    return echoed(text, question, shown) or normalize(HOLDINGS_HEADER) in normalize(
+        text
+    )
 
 
 def grounded(plan: CoveragePlan, corpus: CoveragePlan) -> CoveragePlan:

@@ -72,3 +72,22 @@ def test_a_plan_from_nothing_gets_the_knowledge_base_plan_first(
 def test_a_direct_answer_is_not_turned_into_a_plan_here(freshwiki_kb: str) -> None:
     # the gap check, not the planner, turns a direct answer into delegation
     assert planned({"direct_answer": True}, freshwiki_kb) == []
+
+
+def test_a_facet_title_copied_from_the_prompt_is_written_by_code(
+    freshwiki_kb: str,
+) -> None:
+    header = "What the knowledge base holds for it (name these by number):"
+    answer = {
+        "dimensions": [{"name": "event", "values": [1, 2]}],
+        "facets": [
+            {"title": f"{header} 1, 2", "brief": header, "values": [1]},
+            {"title": "Storm damage", "brief": "Damage.", "values": [2]},
+        ],
+    }
+    corpus = CorpusPlanner(KnowledgeBase(freshwiki_kb), 6)
+    plan = asyncio.run(ModelPlanner(scripted(answer), 6, 60.0, corpus).plan(DISASTERS))
+    first, second = plan.plan.facets
+    assert first.title == first.values[0] and header not in first.brief
+    assert first.values[0] in first.brief
+    assert (second.title, second.brief) == ("Storm damage", "Damage.")
