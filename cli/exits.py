@@ -73,12 +73,13 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
         BAD_INPUT,
         "",
     ),
-    ((KnowledgeBaseError, CorpusError, InputFileError, OSError), DATA, ""),
-    ((sqlite3.Error, psycopg.Error), DATA, "the checkpoint store failed: "),
+    # before OSError: a lead's deadline is a TimeoutError, which is an OSError
     ((ModelOutputError, ModelTimeoutError, ModelEndpointError), MODEL, ""),
     ((openai.APIError,), MODEL, "the model endpoint failed: "),
+    ((KnowledgeBaseError, CorpusError, InputFileError, OSError), DATA, ""),
+    ((sqlite3.Error, psycopg.Error), DATA, "the checkpoint store failed: "),
 )
-"""Each kind of failure: its exit code and how its line begins."""
+"""Each kind of failure (the first that matches): its exit code and line's start."""
 
 
 def failure(error: BaseException) -> tuple[int, str]:
