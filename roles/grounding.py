@@ -46,15 +46,18 @@ class Holdings:
 
         With nothing listed, a number is a value as written (a year); with a
         list, a number that names no item of it is None, and so is the label
-        of one of its groups: a heading of the list is no value.
+        of one of its groups or words of it ("Background, Aftermath" of
+        "Documents with sections Background, Aftermath"): a heading of the
+        list is no value.
         """
         if not self.items:
             return str(value)
         listed = named_item(value, self.items)
         if listed or not isinstance(value, str):
             return listed
-        labels = {normalize(label) for label, _ in self.groups}
-        return None if normalize(value) in labels else value
+        words = f" {normalize(value)} "
+        headed = any(words in f" {normalize(label)} " for label, _ in self.groups)
+        return None if headed else value
 
     def holds(self, value: str) -> bool:
         """Whether `value` is one of the listed items."""

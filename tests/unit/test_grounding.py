@@ -40,6 +40,11 @@ def test_code_spells_what_a_lead_names() -> None:
     assert HELD.spell(7) is None  # a number that names nothing listed
     assert Holdings().spell(2023) == "2023"  # nothing listed: numbers are words
     assert HELD.spell(" storms") is None  # a heading of the list is no value
+    kinds = Holdings(
+        ("Storm Eunice",), (("Documents with sections Impact, Aftermath", (1,)),)
+    )
+    assert kinds.spell("Impact, Aftermath") is None  # nor words of one
+    assert kinds.spell("Aftermath of the storm") == "Aftermath of the storm"
 
 
 def planned(answer: dict[str, Any], kb: str) -> list[str]:
