@@ -44,6 +44,7 @@ from evals.runner import evaluate, table
 from presentation.page import eval_page, report_page
 from runtime.context import Context, given_settings
 from runtime.kb import DEFAULT_KB_PATH, build_default, ingest, knowledge_base
+from runtime.local_engine import stop_engines
 from runtime.paths import read_input
 from runtime.reliability import describe
 from runtime.sources import Sources
@@ -59,7 +60,13 @@ from state.tasks import tool_evidence
 def main(argv: list[str] | None = None) -> int:
     """Run the command; every failure ends with one `error:` line and its code."""
     args = parser().parse_args(argv)
-    err = Console(stderr=True, log_path=False, emoji=False)
+    code = command(args, Console(stderr=True, log_path=False, emoji=False))
+    stop_engines(code)
+    return code
+
+
+def command(args: argparse.Namespace, err: Console) -> int:
+    """Run the command `args` name, telling a failure on one line."""
     try:
         if args.command == "ingest":
             return run_ingest(args, err)

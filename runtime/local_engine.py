@@ -5,7 +5,8 @@ process: started once per model file on a free loopback port, it serves the
 OpenAI API that `ChatOpenAI` then calls like any endpoint. Threads, context
 size and parallel slots come from `DELEGATOR_LOCAL_THREADS`,
 `DELEGATOR_LOCAL_CONTEXT` and `DELEGATOR_LOCAL_SLOTS` (the context is shared
-by the slots). The server stops at exit, once no request is in flight.
+by the slots). The server stops at exit, once no request is in flight; the
+CLI stops it itself as it exits (`stop_engines`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import ctypes
 import functools
 import json
 import os
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from langchain_core.tracers.langchain import wait_for_all_tracers
 
 from runtime.paths import allowed
 
@@ -134,13 +138,36 @@ class LocalEngine:
 
 
 _starting = threading.Lock()
+_started: list[LocalEngine] = []
 
 
 @functools.cache
 def _engine(model: Path, threads: int, context: int, slots: int) -> LocalEngine:
     engine = LocalEngine(model, threads=threads, context=context, slots=slots)
     atexit.register(engine.stop)
+    _started.append(engine)
     return engine
+
+
+def stop_engines(exit_code: int) -> None:
+    """Stop this process's engines as it exits with `exit_code`: call it last.
+
+    An idle engine is released. One still answering a request (one its client
+    gave up on: a timeout) can neither be released, which blocks until the
+    request ends, nor be left running into interpreter shutdown, where its
+    threads outlive the library's static data and crash the process (exit
+    139 after a finished run). The process then ends here, its output and
+    traces flushed, with `exit_code`.
+    """
+    while _started:
+        engine = _started.pop()
+        if engine.busy():
+            wait_for_all_tracers()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(exit_code)
+        engine.stop()
+    _engine.cache_clear()
 
 
 def slots() -> int:

