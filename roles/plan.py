@@ -232,9 +232,9 @@ class ModelPlanner:
             return CoveragePlan.direct(question)
         facets = [(f, spelled(f.values)) for f in draft.facets]
 
-        def facet(number: int, draft: FacetDraft, values: tuple[str, ...]) -> Facet:
+        def facet(number: int, written: FacetDraft, values: tuple[str, ...]) -> Facet:
             (made,) = facets_for_values(question, [", ".join(values)])
-            title, brief = draft.title, draft.brief
+            title, brief = written.title, written.brief
             if copied(title, question, prompt):
                 title = made.title
             if copied(brief, question, prompt):
