@@ -86,8 +86,7 @@ class Synthesizer:
     ) -> Synthesis:
         """The cited synthesis, within the lead's deadline."""
         evidence = "\n".join(
-            f'[{citations[f.source.passage_id].number}] {f.claim} (quote: "{f.quote}")'
-            for f in findings
+            evidence_line(citations[f.source.passage_id].number, f) for f in findings
         )
         missing = ", ".join(gaps) or "none"
         async with lead_deadline(self.timeout_s, "writing"):
@@ -104,6 +103,17 @@ class Synthesizer:
         valid = {c.number for c in citations.values()}
         text, markers, sentences = check_citations(message_text(answer), valid)
         return Synthesis(text, markers, sentences, Usage.of(answer))
+
+
+def evidence_line(number: int, finding: Finding) -> str:
+    """A finding as the lead reads it: its claim, and its quote if that says more.
+
+    A finding that only points claims its quoted sentences; repeating them
+    would double what a small model must read, and it copies what it reads.
+    """
+    if finding.claim.strip() == finding.quote.strip():
+        return f"[{number}] {finding.claim}"
+    return f'[{number}] {finding.claim} (quote: "{finding.quote}")'
 
 
 def synthesizer(model: BaseChatModel | None, timeout_s: float) -> Synthesizer | None:

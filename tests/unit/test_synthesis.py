@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from roles.synthesis import check_citations
+from roles.synthesis import check_citations, evidence_line
 from runtime.text import cited_sentences
+from state.findings import Finding, Source
 
 
 @pytest.mark.parametrize(
@@ -36,3 +37,14 @@ def test_paragraphs_and_abbreviations_survive() -> None:
     text = "The U.S. was hit [1]. Then more [2].\n\nA second paragraph [3]."
     checked, _, _ = check_citations(text, {1, 2, 3})
     assert checked == text
+
+
+def test_the_lead_reads_a_quote_only_where_the_claim_says_something_else() -> None:
+    source = Source(doc_id="d", passage_id="d#1", title="D", section="Impact")
+    said = "Storm Eunice struck Britain on 18 February 2022."
+    pointed = Finding(
+        claim=said, quote=said, source=source, facet_ids=("f0",), values=("Eunice",)
+    )
+    assert evidence_line(3, pointed) == f"[3] {said}"
+    claimed = pointed.model_copy(update={"claim": "Eunice struck Britain."})
+    assert evidence_line(3, claimed) == f'[3] Eunice struck Britain. (quote: "{said}")'
