@@ -202,11 +202,22 @@ def refusal(
     """Why `value` is no value of the question, or None if it may be one."""
     if normalize(value) == normalize(question):
         return "the question itself, not one of its values"
-    if normalize(value) in {normalize(n) for n in dimension_names}:
+    if any(named(n, value) for n in dimension_names):
         return "a dimension's name, not one of its values"
     if echoed(value, question, shown):
         return "text copied from the prompt, not from the question"
     return None
+
+
+def named(name: str, value: str) -> bool:
+    """Whether `value` is a dimension's `name`, or holds a name of several words.
+
+    A model that lists a dimension's values may copy its name with one of
+    them ("Documents with sections History, Geography: 2022 US").
+    """
+    name, value = normalize(name), normalize(value)
+    whole = len(name.split()) >= ECHO_MIN_WORDS and f" {name} " in f" {value} "
+    return name == value or whole
 
 
 def echoed(text: str, question: str, shown: str) -> bool:
@@ -306,7 +317,7 @@ def _merge_overlaps(facets: tuple[Facet, ...]) -> list[Facet]:
         merged.append(
             Facet(
                 id=group[0].id,
-                title=" / ".join(f.title for f in group),
+                title=" / ".join(dict.fromkeys(f.title for f in group)),
                 brief="\n".join(f.brief for f in group),
                 values=tuple(dict.fromkeys(v for f in group for v in f.values)),
                 agent_id=group[0].agent_id,

@@ -33,6 +33,12 @@ def test_overlapping_facets_are_merged() -> None:
     assert len(linted.facets) == 1
     assert linted.facets[0].values == ("a", "b", "c")
     assert linted.facets[0].id == "f1"
+    assert linted.facets[0].title == "f1 / f2"
+    alike = [
+        f.model_copy(update={"title": "Finals"})
+        for f in (facet("f1", "a", "b"), facet("f2", "b", "c"), facet("f3", "c"))
+    ]
+    assert lint_plan(plan(*alike)).facets[0].title == "Finals"  # said once
 
 
 def test_overlap_merges_transitively_and_keeps_disjoint_facets() -> None:
@@ -64,11 +70,13 @@ def test_values_that_are_no_values_are_refused() -> None:
             Dimension(name="genre", values=("pop", "Genre", "era")),
             Dimension(name="era", values=("2022", "how did music change in 2022")),
             Dimension(name="extra", values=("complete answer", "music change")),
+            Dimension(name="film scores", values=("Film scores: 2022 US", "scores")),
         ),
         facets=(
             facet("f0", "pop", "Genre", "era", "2022"),
             facet("f1", "how did music change in 2022"),
             facet("f2", "complete answer", "music change"),
+            facet("f3", "Film scores: 2022 US", "scores"),
         ),
     )
     with pytest.raises(PlanLintError) as err:
@@ -78,6 +86,7 @@ def test_values_that_are_no_values_are_refused() -> None:
         "era",
         "how did music change in 2022",
         "complete answer",
+        "Film scores: 2022 US",  # a name of several words, copied with a value
     }
     assert "the question itself" in str(err.value)
     assert "copied from the prompt" in str(err.value)
