@@ -1,9 +1,13 @@
 """The coordinator graph, exported as `graph` for langgraph.json.
 
 START -> dispatch -> approve_plan -> (Send x N) -> subagent -> aggregate -> verify
+subagent --a person must decide--> (Send) -> escalate -> aggregate
 verify -> gap_check --gaps--> (Send x M) -> subagent      (re-delegation)
 gap_check --covered / no gain / max_rounds / budget--> write -> END
 approve_plan --direct answer--> aggregate   (checked like any other findings)
+
+aggregate goes on to verify once no task of the round waits for a person;
+until then escalate's edge brings the run back to it.
 
 approve_plan passes the plan through unless a person is to review it. Each
 `subagent` branch runs the node that the `subagent` graph runs by hand: the
@@ -23,12 +27,20 @@ from graphs.subagent import drawing_the_loop
 from nodes.aggregate import aggregate
 from nodes.approve_plan import approve_plan
 from nodes.dispatch import dispatch
+from nodes.escalate import escalate
 from nodes.gap_check import gap_check
 from nodes.subagent import subagent
 from nodes.verify import verify
 from nodes.write import write
+from roles.escalation import awaiting_person
 from runtime.context import Context
-from state.graph import InputState, OutputState, ResearchState, SubagentInput
+from state.graph import (
+    EscalationInput,
+    InputState,
+    OutputState,
+    ResearchState,
+    SubagentInput,
+)
 
 
 def delegate(state: ResearchState) -> list[Send]:
@@ -39,6 +51,11 @@ def delegate(state: ResearchState) -> list[Send]:
 def after_approval(state: ResearchState) -> list[Send] | Literal["aggregate"]:
     """Fan out the plan's tasks; a direct answer goes straight to aggregation."""
     return delegate(state) or "aggregate"
+
+
+def after_aggregate(state: ResearchState) -> str:
+    """Verify the round's findings, unless a task of it still waits for a person."""
+    return END if awaiting_person(state.get("results", {}).values()) else "verify"
 
 
 def after_gap_check(state: ResearchState) -> list[Send] | Literal["write"]:
@@ -54,7 +71,10 @@ builder = StateGraph(
 )
 builder.add_node("dispatch", dispatch)
 builder.add_node("approve_plan", approve_plan)
-builder.add_node("subagent", subagent, input_schema=SubagentInput)
+builder.add_node(
+    "subagent", subagent, input_schema=SubagentInput, destinations=("escalate",)
+)
+builder.add_node("escalate", escalate, input_schema=EscalationInput)
 builder.add_node("aggregate", aggregate)
 builder.add_node("verify", verify)
 builder.add_node("gap_check", gap_check)
@@ -63,7 +83,8 @@ builder.add_edge(START, "dispatch")
 builder.add_edge("dispatch", "approve_plan")
 builder.add_conditional_edges("approve_plan", after_approval, ["subagent", "aggregate"])
 builder.add_edge("subagent", "aggregate")
-builder.add_edge("aggregate", "verify")
+builder.add_edge("escalate", "aggregate")
+builder.add_conditional_edges("aggregate", after_aggregate, ["verify", END])
 builder.add_edge("verify", "gap_check")
 builder.add_conditional_edges("gap_check", after_gap_check, ["subagent", "write"])
 builder.add_edge("write", END)
@@ -107,9 +128,11 @@ def continues_after(upcoming: str | None, round_no: int) -> str:
     """The node a copied state is written as, so the run goes on at `upcoming`.
 
     Read off the graph's edges: the node whose update leads to `upcoming`. A
-    fan-out follows the plan's approval in round 0 and the gap check after.
+    fan-out follows the plan's approval in round 0 and the gap check after; a
+    copy taken while a task waits for a person sends its round out again (the
+    `Send` to `escalate` is not part of the state a copy holds).
     """
-    if upcoming == "subagent":
+    if upcoming in ("subagent", "escalate"):
         return "approve_plan" if round_no == 0 else "gap_check"
     before = {
         end: source

@@ -5,6 +5,7 @@ branch of the coordinator's fan-out runs.
 
 START -> prepare_task -> subagent -> END   (a given task goes straight to subagent)
                          subagent = the agent loop (act -> tools -> ... -> answer)
+subagent --a person must decide--> (Send) -> escalate -> END
 
 It takes a question, the values to cover and, optionally, the agent; or a task
 as the coordinator would send it. Only its result and events leave it.
@@ -17,10 +18,11 @@ from typing import Any, Literal, TypeVar
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
 
+from nodes.escalate import escalate
 from nodes.prepare_task import prepare_task
 from nodes.subagent import subagent
 from runtime.context import Context
-from state.graph import SubagentInput, SubagentOutput, SubagentState
+from state.graph import EscalationInput, SubagentInput, SubagentOutput, SubagentState
 from subagents.loop import drawn_loop
 
 G = TypeVar("G", bound=Pregel[Any, Any, Any, Any])
@@ -48,9 +50,11 @@ builder = StateGraph(
     output_schema=SubagentOutput,
 )
 builder.add_node("prepare_task", prepare_task)
-builder.add_node("subagent", subagent)
+builder.add_node("subagent", subagent, destinations=("escalate",))
+builder.add_node("escalate", escalate, input_schema=EscalationInput)
 builder.add_conditional_edges(START, sent_or_by_hand, ["prepare_task", "subagent"])
 builder.add_edge("prepare_task", "subagent")
 builder.add_edge("subagent", END)
+builder.add_edge("escalate", END)
 
 graph = drawing_the_loop(builder.compile(name="subagent"))

@@ -1,9 +1,15 @@
-"""aggregate: fan in every result, keep partial ones, dedupe by source span."""
+"""aggregate: fan in every result, keep partial ones, dedupe by source span.
+
+It runs once the round's branches are done: while a task of the round still
+waits for a person it does nothing, and the task's `escalate` branch brings
+the run back here once decided.
+"""
 
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
+from roles.escalation import awaiting_person
 from runtime.context import Context
 from state.circuit import breakers_after
 from state.findings import Finding
@@ -16,6 +22,8 @@ def aggregate(state: ResearchState, runtime: Runtime[Context]) -> ResearchState:
     A span found for two facets keeps both facets and all their values. Each
     agent's circuit breaker is brought up to date with the results.
     """
+    if awaiting_person(state.get("results", {}).values()):
+        return {}
     by_span: dict[tuple[str, str, str], Finding] = {}
     results = sorted(
         state.get("results", {}).values(), key=lambda r: (r.round, r.task_id)

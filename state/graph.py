@@ -11,6 +11,7 @@ from state.circuit import Breaker
 from state.coverage import RoundCoverage
 from state.events import Event
 from state.findings import Finding
+from state.handoff import HandoffSummary
 from state.plan import CoveragePlan
 from state.report import Report
 from state.tasks import TaskDefinition, TaskResult
@@ -118,6 +119,14 @@ class SubagentOutput(TypedDict):
 
     results: Annotated[dict[str, TaskResult], merge_results]
     events: Annotated[list[Event], operator.add]
+
+
+class EscalationInput(TypedDict):
+    """What a task's escalation starts from: the task, its result, the handoff."""
+
+    task: TaskDefinition
+    result: TaskResult
+    handoff: HandoffSummary
 
 
 class SubagentState(TypedDict, total=False):

@@ -149,8 +149,10 @@ class TaskResult(BaseModel):
         default=(),
         description="The tool evidence its findings cite, as code recorded it.",
     )
-    escalation: Literal["retry", "hint", "skip", "abort"] | None = Field(
-        default=None, description="What a person (or the skip rule) decided for it."
+    escalation: Literal["pending", "retry", "hint", "skip", "abort"] | None = Field(
+        default=None,
+        description="What a person (or the skip rule) decided for it; "
+        "pending while it waits for the decision.",
     )
 
     @classmethod

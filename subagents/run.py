@@ -4,10 +4,10 @@ Each attempt is a LangGraph task: an idle timeout (`TimeoutPolicy`; every model
 and tool call is a heartbeat) and a wall-clock cap bound it, and a
 `RetryPolicy` retries it on transient errors only, with exponential backoff and
 jitter. The wall-clock cap is kept inside the attempt so that a timed-out
-attempt still reports the tokens it spent. The attempts run
-inside one more task that turns a final failure into a failed `TaskResult`, so
-one branch never sinks the run, and a resumed run replays a finished task's
-result instead of running it again.
+attempt still reports the tokens it spent. A final failure becomes a failed
+`TaskResult`, so one branch never sinks the run. The node that runs a task
+finishes with its result, which the checkpoint keeps: a resumed run does not
+run it again.
 """
 
 from __future__ import annotations
@@ -79,10 +79,6 @@ async def run_task(task: TaskDefinition) -> TaskResult:
             raise
         except Exception as error:  # noqa: BLE001 - a failed task, not a failed run
             return failed(task, error, started)
-
-
-settled_task = durable(run_task, name="subagent_task")
-"""`run_task` as a LangGraph task: a resumed run replays its result."""
 
 
 def failed(task: TaskDefinition, error: Exception, started: datetime) -> TaskResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -13,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from cli.runs import ForkFrom, RunRequest, forked_input
 from graphs.research import builder
 from runtime.context import Context
 from state.handoff import HandoffSummary
@@ -98,9 +100,10 @@ def test_the_branch_waits_while_its_siblings_finish(run: Run) -> None:
     assert "orchard broke" in handoff.reason and handoff.errors
     assert set(handoff.options) == {"retry", "skip", "hint", "abort"}
     finished = [e["values"] for e in run.events if e["event"] == "RESULT"]
-    # the three siblings' results are out before the interrupt surfaces; the
-    # waiting branch sends its events when it is decided
-    assert sorted(finished) == ["glacier", "harbour", "lighthouse"]
+    # every branch's result is out before the interrupt surfaces, the failed
+    # one's included; no ESCALATE until the person decides
+    assert sorted(finished) == ["glacier", "harbour", "lighthouse", "orchard"]
+    assert not [e for e in run.events if e["event"] == "ESCALATE"]
     calls = run.researcher.calls
     assert all(calls[v] == 2 for v in ("harbour", "glacier", "lighthouse"))
     assert calls["orchard"] == 1
@@ -135,8 +138,8 @@ def test_skip_leaves_the_branch_failed_and_the_run_goes_on(run: Run) -> None:
     assert state["coverage"][-1].stopped != "a person aborted the run"
     (task_id,) = {e["task_id"] for e in run.events if e.get("values") == "orchard"}
     streamed = [e["event"] for e in run.events if e.get("task_id") == task_id]
-    # its DELEGATE again as the branch resumes; its outcome once, when decided
-    assert streamed == ["DELEGATE", "DELEGATE", "RESULT", "ESCALATE"]
+    # each event once: the resumed run does not run the task's branch again
+    assert streamed == ["DELEGATE", "RESULT", "ESCALATE"]
 
 
 def test_abort_stops_all_further_delegation(run: Run) -> None:
@@ -172,3 +175,28 @@ def test_without_a_checkpointer_a_branch_that_cannot_go_on_is_skipped(
     assert results(state)["orchard"].escalation == "skip"
     escalated = [e for e in state["events"] if e.kind == "ESCALATE"]
     assert escalated and escalated[0].fields["asked"] is False
+
+
+def test_a_fork_of_a_thread_waiting_on_a_person_sends_its_round_again(
+    run: Run, tmp_path: Path
+) -> None:
+    assert asyncio.run(run.app.aget_state(run.config)).next == ("escalate",)
+    run.researcher.behaviour.clear()
+    request = RunRequest(
+        question=None,
+        context=run.context,
+        thread_id="forked",
+        db=tmp_path / "unused.sqlite",
+        fork=ForkFrom(thread_id="escalation"),
+    )
+    assert asyncio.run(forked_input(run.app, request, request.fork)) is None
+    run.config = {"configurable": {"thread_id": "forked"}}
+    state = run.step(None)
+    orchard = results(state)["orchard"]
+    assert (orchard.status, orchard.escalation) == ("success", None)
+    assert state["report"] is not None and not run.waiting()
+    # the thread it was copied from still waits for its person
+    original = asyncio.run(
+        run.app.aget_state({"configurable": {"thread_id": "escalation"}})
+    )
+    assert original.next == ("escalate",)
