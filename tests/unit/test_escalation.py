@@ -182,14 +182,15 @@ def test_a_fork_of_a_thread_waiting_on_a_person_sends_its_round_again(
 ) -> None:
     assert asyncio.run(run.app.aget_state(run.config)).next == ("escalate",)
     run.researcher.behaviour.clear()
+    fork = ForkFrom(thread_id="escalation")
     request = RunRequest(
         question=None,
         context=run.context,
         thread_id="forked",
         db=tmp_path / "unused.sqlite",
-        fork=ForkFrom(thread_id="escalation"),
+        fork=fork,
     )
-    assert asyncio.run(forked_input(run.app, request, request.fork)) is None
+    assert asyncio.run(forked_input(run.app, request, fork)) is None
     run.config = {"configurable": {"thread_id": "forked"}}
     state = run.step(None)
     orchard = results(state)["orchard"]
