@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+import graphs.subagent as subagent_graph
 from cli.runs import ForkFrom, RunRequest, forked_input
 from graphs.research import builder
 from runtime.context import Context
@@ -201,3 +202,27 @@ def test_a_fork_of_a_thread_waiting_on_a_person_sends_its_round_again(
         run.app.aget_state({"configurable": {"thread_id": "escalation"}})
     )
     assert original.next == ("escalate",)
+
+
+def test_a_subagent_run_by_hand_escalates_in_its_own_graph(
+    fake_models: Callable[[BaseChatModel], str], landmarks_kb: str
+) -> None:
+    researcher = fake_models(Landmarks(behaviour={"orchard": "fail"}))
+    context = Context(subagent_model=researcher, kb_path=landmarks_kb, escalate_after=1)
+    app = subagent_graph.builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "by-hand"}}
+    given = {"question": QUESTION, "values": ["orchard"], "agent": "researcher"}
+
+    async def run(given: Any) -> tuple[dict[str, Any], Any]:
+        await app.ainvoke(given, config, context=context)
+        snapshot = await app.aget_state(config)
+        return dict(snapshot.values), snapshot
+
+    waiting, snapshot = asyncio.run(run(given))
+    assert snapshot.next == ("escalate",)
+    (result,) = waiting["results"].values()
+    assert (result.status, result.escalation) == ("failed", "pending")
+    done, _ = asyncio.run(run(Command(resume="skip")))
+    (result,) = done["results"].values()
+    assert (result.status, result.escalation) == ("failed", "skip")
+    assert [e.kind for e in done["events"]] == ["DELEGATE", "RESULT", "ESCALATE"]
