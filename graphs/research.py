@@ -53,9 +53,14 @@ def after_approval(state: ResearchState) -> list[Send] | Literal["aggregate"]:
     return delegate(state) or "aggregate"
 
 
-def after_aggregate(state: ResearchState) -> str:
-    """Verify the round's findings, unless a task of it still waits for a person."""
-    return END if awaiting_person(state.get("results", {}).values()) else "verify"
+def after_aggregate(state: ResearchState) -> Literal["verify", "a person decides"]:
+    """Verify the round's findings, unless a task of it still waits for a person.
+
+    Waiting, this path ends: the task's `escalate` branch comes back here.
+    """
+    if awaiting_person(state.get("results", {}).values()):
+        return "a person decides"
+    return "verify"
 
 
 def after_gap_check(state: ResearchState) -> list[Send] | Literal["write"]:
@@ -84,7 +89,9 @@ builder.add_edge("dispatch", "approve_plan")
 builder.add_conditional_edges("approve_plan", after_approval, ["subagent", "aggregate"])
 builder.add_edge("subagent", "aggregate")
 builder.add_edge("escalate", "aggregate")
-builder.add_conditional_edges("aggregate", after_aggregate, ["verify", END])
+builder.add_conditional_edges(
+    "aggregate", after_aggregate, {"verify": "verify", "a person decides": END}
+)
 builder.add_edge("verify", "gap_check")
 builder.add_conditional_edges("gap_check", after_gap_check, ["subagent", "write"])
 builder.add_edge("write", END)
