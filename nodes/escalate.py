@@ -2,10 +2,10 @@
 
 The branch pauses with `interrupt()` and its HandoffSummary once the round's
 other tasks have finished; several escalations of a round wait side by side,
-each answered on its own. The person's decision runs the task once more (retry, which also
-approves a tool call a gate held; or a hint added to its brief), leaves it as
-it is (skip), or also stops the run (abort). With `on_escalation="skip"`, or
-no checkpointer to pause on, it is skipped.
+each answered on its own. The person's decision runs the task once more
+(retry, which also approves a tool call a gate held; or a hint added to its
+brief), leaves it as it is (skip), or also stops the run (abort). With
+`on_escalation="skip"`, or no checkpointer to pause on, it is skipped.
 """
 
 from __future__ import annotations
