@@ -63,6 +63,30 @@ class Holdings:
         """Whether `value` is one of the listed items."""
         return normalize(value) in {normalize(item) for item in self.items}
 
+    def names_an_item(self, name: str) -> bool:
+        """Whether `name` (two words or more) is a listed item or a run of its words.
+
+        A model that names a dimension "Hungarian parliamentary election"
+        copied an item ("2022 Hungarian parliamentary election"): a document,
+        not a dimension of the question.
+        """
+        words = normalize(name)
+        if len(words.split()) < 2:
+            return False
+        return any(f" {words} " in f" {normalize(item)} " for item in self.items)
+
+    def kind_of(self, values: Sequence[str]) -> str | None:
+        """The label of the one group that lists every value of `values`, if any."""
+        wanted = {normalize(v) for v in values}
+        labels = {
+            label
+            for label, numbers in self.groups
+            for n in numbers
+            if normalize(self.items[n - 1]) in wanted
+        }
+        every = all(self.holds(v) for v in values)
+        return labels.pop() if every and len(labels) == 1 else None
+
 
 def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Passage]:
     """The best passage of each relevant document of the question's period.

@@ -221,13 +221,25 @@ class ModelPlanner:
         A facet's title or brief copied from the prompt's own wording (its
         instructions, the holdings' header) says nothing of the facet: code
         writes one from its values, as for a facet of the knowledge base's plan.
+        So does a dimension named after an item of the holdings (a document is
+        no dimension): it takes the kind its values are listed under.
         """
 
         def spelled(values: list[int | str]) -> tuple[str, ...]:
             named = (holdings.spell(v) for v in values)
             return tuple(dict.fromkeys(v for v in named if v))
 
-        dimensions = [(d.name, spelled(d.values)) for d in draft.dimensions]
+        def dimension_name(name: str, values: tuple[str, ...]) -> str:
+            if not holdings.names_an_item(name):
+                return name
+            return holdings.kind_of(values) or SEVERAL_KINDS
+
+        by_name: dict[str, tuple[str, ...]] = {}
+        for drafted in draft.dimensions:
+            values = spelled(drafted.values)
+            name = dimension_name(drafted.name, values)
+            by_name[name] = tuple(dict.fromkeys((*by_name.get(name, ()), *values)))
+        dimensions = list(by_name.items())
         if draft.direct_answer and len({v for _, vs in dimensions for v in vs}) < 2:
             return CoveragePlan.direct(question)
         facets = [(f, spelled(f.values)) for f in draft.facets]
@@ -256,6 +268,8 @@ class ModelPlanner:
 
 
 HOLDINGS_HEADER = "What the knowledge base holds for it (name these by number):"
+SEVERAL_KINDS = "Documents of several kinds"
+"""The name of a lead's dimension named after a document, its values of mixed kinds."""
 
 
 def copied(text: str, question: str, prompt: str) -> bool:

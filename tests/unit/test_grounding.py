@@ -96,3 +96,39 @@ def test_a_facet_title_copied_from_the_prompt_is_written_by_code(
     assert first.title == first.values[0] and header not in first.brief
     assert first.values[0] in first.brief
     assert (second.title, second.brief) == ("Storm damage", "Damage.")
+
+
+def test_a_dimension_named_after_a_listed_document_takes_its_values_kind(
+    freshwiki_kb: str,
+) -> None:
+    held = holdings_for(KnowledgeBase(freshwiki_kb), DISASTERS, 12)
+    storms = next(numbers for _, numbers in held.groups if len(numbers) > 2)
+    first, second, third = (held.items[n - 1] for n in storms[:3])
+    a_run_of_its_words = " ".join(third.split()[-2:])  # "Pakistan floods"
+    answer = {
+        "dimensions": [
+            # a document's name, or a run of its words, is no dimension
+            {"name": third, "values": [storms[0]]},
+            {"name": a_run_of_its_words, "values": [storms[1], storms[2]]},
+            {"name": "Damage", "values": [len(held.items)]},
+        ],
+        "facets": [
+            {"title": "Storms", "brief": "Damage.", "values": list(storms[:3])},
+            {"title": "Other", "brief": "Damage.", "values": [len(held.items)]},
+        ],
+    }
+    corpus = CorpusPlanner(KnowledgeBase(freshwiki_kb), 6)
+    lead = ModelPlanner(scripted(answer), 6, 60.0, corpus)
+    plan = asyncio.run(lead.plan(DISASTERS)).plan
+    kind = next(label for label, numbers in held.groups if numbers == storms)
+    named = {d.name: d.values for d in plan.dimensions}
+    # both take their values' kind and become one; the third keeps its name
+    assert named == {kind: (first, second, third), "Damage": (held.items[-1],)}
+
+
+def test_holdings_tell_a_documents_name_and_the_kind_of_values() -> None:
+    assert HELD.names_an_item("cyclone mocha") and HELD.names_an_item("Storm Eunice")
+    assert not HELD.names_an_item("Mocha")  # one word names no item
+    assert not HELD.names_an_item("Cyclone damage")
+    assert HELD.kind_of(["Storm Eunice", "Cyclone Mocha"]) == "Storms"
+    assert HELD.kind_of(["Storm Eunice", "Typhoon Nanmadol"]) is None  # not listed
