@@ -99,7 +99,8 @@ class ModelEnumerator:
         """Ask the lead, within its deadline; keep only new values of the question.
 
         A value the plan has, the question itself, a dimension's name, or text
-        copied from the prompt (such as the plan's own list) is left out.
+        copied from the prompt (such as the plan's own list) is left out; a
+        dimension named after a listed document takes its values' kind.
         """
         named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
         prompt = ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))
@@ -113,14 +114,19 @@ class ModelEnumerator:
         async with lead_deadline(self.timeout_s, "enumerating"):
             answer, usage = await ainvoke_structured(self.model, messages, Enumeration)
         known = {normalize(v) for v in plan.values}
-        names = [d.name for d in plan.dimensions] + [d.name for d in answer.dimensions]
+        spelled = [
+            (d.name, [v for v in map(holdings.spell, d.values) if v])
+            for d in answer.dimensions
+        ]
+        renamed = [(holdings.dimension_name(n, vs), vs) for n, vs in spelled]
+        names = [d.name for d in plan.dimensions] + [name for name, _ in renamed]
         missing: dict[str, list[str]] = {}
-        for dimension in answer.dimensions:
-            for value in filter(None, map(holdings.spell, dimension.values)):
+        for name, values in renamed:
+            for value in values:
                 why = refusal(value, plan.question, names, f"{prompt}\n{listing}")
                 if why is None and normalize(value) not in known:
                     known.add(normalize(value))
-                    missing.setdefault(dimension.name, []).append(value)
+                    missing.setdefault(name, []).append(value)
                 if sum(map(len, missing.values())) == self.limit:
                     return Enumerated(missing, usage)
         return Enumerated(missing, usage)

@@ -17,6 +17,9 @@ from runtime.kinds import OTHERS, corpus_kinds
 from runtime.text import terms, years
 from state.plan import named_item, normalize
 
+SEVERAL_KINDS = "Documents of several kinds"
+"""A dimension a model named after a document, its values of several kinds."""
+
 
 @dataclass(frozen=True)
 class Holdings:
@@ -86,6 +89,16 @@ class Holdings:
         }
         every = all(self.holds(v) for v in values)
         return labels.pop() if every and len(labels) == 1 else None
+
+    def dimension_name(self, name: str, values: Sequence[str]) -> str:
+        """The name a model gave a dimension, unless it named a listed document.
+
+        A document is no dimension: the dimension then takes the kind its
+        values are listed under, or `SEVERAL_KINDS`.
+        """
+        if not self.names_an_item(name):
+            return name
+        return self.kind_of(values) or SEVERAL_KINDS
 
 
 def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Passage]:

@@ -229,15 +229,10 @@ class ModelPlanner:
             named = (holdings.spell(v) for v in values)
             return tuple(dict.fromkeys(v for v in named if v))
 
-        def dimension_name(name: str, values: tuple[str, ...]) -> str:
-            if not holdings.names_an_item(name):
-                return name
-            return holdings.kind_of(values) or SEVERAL_KINDS
-
         by_name: dict[str, tuple[str, ...]] = {}
         for drafted in draft.dimensions:
             values = spelled(drafted.values)
-            name = dimension_name(drafted.name, values)
+            name = holdings.dimension_name(drafted.name, values)
             by_name[name] = tuple(dict.fromkeys((*by_name.get(name, ()), *values)))
         dimensions = list(by_name.items())
         if draft.direct_answer and len({v for _, vs in dimensions for v in vs}) < 2:
@@ -268,8 +263,6 @@ class ModelPlanner:
 
 
 HOLDINGS_HEADER = "What the knowledge base holds for it (name these by number):"
-SEVERAL_KINDS = "Documents of several kinds"
-"""The name of a lead's dimension named after a document, its values of mixed kinds."""
 
 
 def copied(text: str, question: str, prompt: str) -> bool:

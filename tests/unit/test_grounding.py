@@ -6,9 +6,11 @@ import asyncio
 import re
 from typing import Any
 
+from roles.enumerate import ModelEnumerator
 from roles.grounding import Holdings, holdings_for
 from roles.plan import CorpusPlanner, ModelPlanner
 from runtime.kb import KnowledgeBase
+from state.plan import CoveragePlan
 from tests.unit.fakes import scripted
 
 DISASTERS = (
@@ -132,3 +134,19 @@ def test_holdings_tell_a_documents_name_and_the_kind_of_values() -> None:
     assert not HELD.names_an_item("Cyclone damage")
     assert HELD.kind_of(["Storm Eunice", "Cyclone Mocha"]) == "Storms"
     assert HELD.kind_of(["Storm Eunice", "Typhoon Nanmadol"]) is None  # not listed
+
+
+def test_the_enumerator_names_a_dimension_named_after_a_document_by_kind(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    held = holdings_for(kb, DISASTERS, 12)
+    storms = next(numbers for _, numbers in held.groups if len(numbers) > 2)
+    kind = next(label for label, numbers in held.groups if numbers == storms)
+    direct = CoveragePlan.direct(DISASTERS)
+    # the plan names nothing, so the enumerator is shown the same numbers
+    answer = {"dimensions": [{"name": held.items[storms[0] - 1], "values": [1, 2]}]}
+    lead = ModelEnumerator(scripted(answer), 6, 60.0, CorpusPlanner(kb, 6))
+    found = asyncio.run(lead.missing(direct, [])).values
+    # the document itself is not refused as holding its dimension's name
+    assert found == {kind: [held.items[0], held.items[1]]}
