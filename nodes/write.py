@@ -36,7 +36,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     text: str | None = None
     lost = False
     model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
-    writer = synthesizer(model, ctx.lead_timeout_s)
+    writer = synthesizer(model, ctx.lead_timeout_s, ctx.lead_max_tokens)
     if writer is not None and findings:
         outcome = await settle(
             writer.synthesize(plan.question, findings, citations, gaps)

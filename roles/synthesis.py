@@ -23,6 +23,12 @@ from state.usage import Usage
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _INVALID = re.compile(r"\s*\[(\d+)\]")
+_SENTENCE_END = re.compile(r"[.!?][\"'’”)]*(?:\s*\[\d+\])*")
+
+SYNTHESIS_MAX_TOKENS = 1024
+"""The longest synthesis. Four short paragraphs need far fewer tokens; a small
+model that copies out its evidence line by line instead is stopped here, in
+time (a 0.5B model on two cores writes about 11 tokens a second)."""
 SYNTHESIS_PROMPT = """You write the opening of a research report from numbered
 evidence only. In at most four short paragraphs, answer the question. Cite every
 statement with the numbers of the evidence it rests on, like [2] or [1][4]; use
@@ -76,6 +82,7 @@ class Synthesizer:
 
     model: BaseChatModel
     timeout_s: float
+    max_tokens: int = SYNTHESIS_MAX_TOKENS
 
     async def synthesize(
         self,
@@ -91,7 +98,7 @@ class Synthesizer:
         missing = ", ".join(gaps) or "none"
         async with lead_deadline(self.timeout_s, "writing"):
             answer = await call_model(
-                self.model,
+                self.model.bind(max_tokens=self.max_tokens),
                 [
                     SystemMessage(SYNTHESIS_PROMPT),
                     HumanMessage(
@@ -101,8 +108,17 @@ class Synthesizer:
                 ],
             )
         valid = {c.number for c in citations.values()}
-        text, markers, sentences = check_citations(message_text(answer), valid)
+        written = message_text(answer)
+        if answer.response_metadata.get("finish_reason") == "length":
+            written = whole_sentences(written)
+        text, markers, sentences = check_citations(written, valid)
         return Synthesis(text, markers, sentences, Usage.of(answer))
+
+
+def whole_sentences(text: str) -> str:
+    """`text` to its last sentence's end, less the sentence a length limit cut."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return text[: ends[-1]] if ends else ""
 
 
 def evidence_line(number: int, finding: Finding) -> str:
@@ -116,6 +132,14 @@ def evidence_line(number: int, finding: Finding) -> str:
     return f'[{number}] {finding.claim} (quote: "{finding.quote}")'
 
 
-def synthesizer(model: BaseChatModel | None, timeout_s: float) -> Synthesizer | None:
-    """The lead's synthesizer, or None in extractive mode."""
-    return None if model is None else Synthesizer(model, timeout_s)
+def synthesizer(
+    model: BaseChatModel | None, timeout_s: float, max_tokens: int
+) -> Synthesizer | None:
+    """The lead's synthesizer, or None in extractive mode.
+
+    It writes at most `max_tokens` (the lead's limit), and no more than
+    SYNTHESIS_MAX_TOKENS.
+    """
+    if model is None:
+        return None
+    return Synthesizer(model, timeout_s, min(max_tokens, SYNTHESIS_MAX_TOKENS))

@@ -1,12 +1,27 @@
-"""The lead's synthesis is checked sentence by sentence against the sources."""
+"""The lead's synthesis: checked sentence by sentence against the sources, bounded
+in length, and never ending in a sentence its length limit cut."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+from typing import Any
 
-from roles.synthesis import check_citations, evidence_line
+import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from roles.synthesis import (
+    SYNTHESIS_MAX_TOKENS,
+    check_citations,
+    evidence_line,
+    synthesizer,
+    whole_sentences,
+)
 from runtime.text import cited_sentences
 from state.findings import Finding, Source
+from state.report import Citation
+from tests.unit.fakes import Scripted
 
 
 @pytest.mark.parametrize(
@@ -48,3 +63,73 @@ def test_the_lead_reads_a_quote_only_where_the_claim_says_something_else() -> No
     assert evidence_line(3, pointed) == f"[3] {said}"
     claimed = pointed.model_copy(update={"claim": "Eunice struck Britain."})
     assert evidence_line(3, claimed) == f'[3] Eunice struck Britain. (quote: "{said}")'
+
+
+COPIED_OUT = (
+    "Storm Eunice struck Britain in February 2022 [1]. "
+    "Cyclone Mocha struck Myanmar in May 2023 [2]. "
+    "The floods in Pakistan killed 1,739 people and [1"
+)
+
+
+class CutShort(Scripted):
+    """Answers as a model stopped by its length limit, keeping what it was asked."""
+
+    asked: list[dict[str, Any]] = []
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.asked.append(kwargs)
+        cut = AIMessage(COPIED_OUT, response_metadata={"finish_reason": "length"})
+        return ChatResult(generations=[ChatGeneration(message=cut)])
+
+
+def sources() -> tuple[list[Finding], dict[str, Citation]]:
+    findings, citations = [], {}
+    for n, title in enumerate(("Storm Eunice", "Cyclone Mocha"), start=1):
+        source = Source(
+            doc_id=title, passage_id=f"{title}#0", title=title, section="Summary"
+        )
+        findings.append(
+            Finding(
+                claim=f"{title} struck.",
+                quote=f"{title} struck.",
+                source=source,
+                facet_ids=("f0",),
+                values=(title,),
+            )
+        )
+        citations[source.passage_id] = Citation(number=n, source=source)
+    return findings, citations
+
+
+def test_a_synthesis_cut_by_its_length_limit_loses_only_the_cut_sentence() -> None:
+    model = CutShort(messages=iter(()), asked=[])
+    writer = synthesizer(model, 60.0, 2048)
+    assert writer is not None
+    findings, citations = sources()
+    done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
+    assert model.asked == [{"max_tokens": SYNTHESIS_MAX_TOKENS}]  # not the lead's 2048
+    assert done.text == (
+        "Storm Eunice struck Britain in February 2022 [1]. "
+        "Cyclone Mocha struck Myanmar in May 2023 [2]."
+    )
+
+
+def test_a_lead_limit_below_the_synthesis_limit_is_kept() -> None:
+    model = CutShort(messages=iter(()), asked=[])
+    writer = synthesizer(model, 60.0, 300)
+    assert writer is not None
+    findings, citations = sources()
+    asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
+    assert model.asked == [{"max_tokens": 300}]
+
+
+def test_whole_sentences_keep_markers_after_the_stop() -> None:
+    assert whole_sentences("One [1]. Two [2][3]. Thr") == "One [1]. Two [2][3]."
+    assert whole_sentences("No end at all") == ""
