@@ -30,7 +30,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.common import answer, median, peak_mib
 from benchmarks.fakes import Coordinator, Researcher, value_names
-from runtime.heap import settle_heap
+from runtime.interpreter import settle_interpreter
 
 
 async def one_run(values: list[str], researcher: Researcher) -> tuple[float, int, int]:
@@ -57,7 +57,7 @@ async def one_run(values: list[str], researcher: Researcher) -> tuple[float, int
     ask: InputAgentState = {
         "messages": [HumanMessage("Research: " + ", ".join(values))]
     }
-    settle_heap()
+    settle_interpreter()
     started = time.perf_counter()
     final = await agent.ainvoke(ask, config)
     wall = time.perf_counter() - started

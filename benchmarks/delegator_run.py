@@ -42,7 +42,7 @@ from graphs.research import compiled
 from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
-from runtime.heap import settle_heap
+from runtime.interpreter import settle_interpreter
 from runtime.kb import ingest
 from runtime.models import ModelSettings, register_provider
 from state.plan import CoveragePlan, Dimension, facets_for_values
@@ -97,7 +97,7 @@ async def one_run(
     agents = dict((await services(ctx)).agents)
     start = first_round(QUESTION, plan, ctx, str(uuid.uuid4()), agents)
     await app.aupdate_state(config, start, as_node="dispatch")
-    settle_heap()
+    settle_interpreter()
     if profile is not None:
         profile.enable()
     started = time.perf_counter()

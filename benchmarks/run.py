@@ -331,12 +331,13 @@ deepagents: main agent, subagent, main agent). Wall times cover the graph run
 only: delegator's plan is written to its thread as `dispatch` would leave it
 (the planner is skipped: a model's plan has at most 12 facets), and both
 systems checkpoint to an InMemorySaver unless benchmark 3 says otherwise. Before
-each timed run both settle the heap as `delegator research` does before its run
-(`runtime.heap.settle_heap`: live objects frozen, young collections every 10,000
-allocations). Peak memory is the peak resident set (ru_maxrss) of the measuring
-process, which warms up with an N=1 run before its timed runs. PostgreSQL runs
-with fsync off (the test fixture's settings). A ✗ marks a run whose subagent
-results or calls were not all there.
+each timed run both settle the interpreter as `delegator research` does before
+its run (`runtime.interpreter.settle_interpreter`: live objects frozen, young
+collections every 10,000 allocations, threads switched every 1 ms). Peak memory
+is the peak resident set (ru_maxrss) of the measuring process, which warms up
+with an N=1 run before its timed runs. PostgreSQL runs with fsync off (the test
+fixture's settings). A ✗ marks a run whose subagent results or calls were not
+all there.
 """
 
 

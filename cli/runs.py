@@ -27,7 +27,7 @@ from graphs.research import FINISHED, PLANNED, compiled, continues_after
 from roles.delegation import first_round
 from runtime.checkpoints import open_checkpointer
 from runtime.context import Context
-from runtime.heap import settle_heap
+from runtime.interpreter import settle_interpreter
 from runtime.mcp import stop_servers
 from runtime.paths import read_input
 from runtime.thread_lock import postgres_thread_lock, sqlite_thread_lock
@@ -96,7 +96,7 @@ async def run_thread(
         open_checkpointer(request.db, request.checkpointer_url) as saver,
     ):
         app = compiled(saver)
-        settle_heap()
+        settle_interpreter()
         try:
             return await run_to_end(app, request, ask, progress)
         finally:
