@@ -16,14 +16,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.models import lead_deadline
 from runtime.structured import call_model, message_text
-from runtime.text import cited_sentences
+from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding
 from state.report import Citation
 from state.usage import Usage
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _INVALID = re.compile(r"\s*\[(\d+)\]")
-_SENTENCE_END = re.compile(r"[.!?][\"'’”)]*(?:\s*\[\d+\])*")
 
 SYNTHESIS_MAX_TOKENS = 1024
 """The longest synthesis. Four short paragraphs need far fewer tokens; a small
@@ -113,12 +112,6 @@ class Synthesizer:
             written = whole_sentences(written)
         text, markers, sentences = check_citations(written, valid)
         return Synthesis(text, markers, sentences, Usage.of(answer))
-
-
-def whole_sentences(text: str) -> str:
-    """`text` to its last sentence's end, less the sentence a length limit cut."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    return text[: ends[-1]] if ends else ""
 
 
 def evidence_line(number: int, finding: Finding) -> str:

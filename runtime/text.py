@@ -42,6 +42,7 @@ _CITED_BOUNDARY = re.compile(
     r"(?<![\s.][A-Z]\.)(?<=[.!?])((?:\s*\[\d+\])*)\s+(?=[A-Z\"“(])"
 )
 """Where a written sentence ends: after its stop and the [n] markers after it."""
+_WRITTEN_END = re.compile(rf"[.!?][{_CLOSERS}]*(?:\s*\[\d+\])*")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -82,6 +83,15 @@ def cited_sentences(paragraph: str) -> list[str]:
         start = boundary.end()
     found.append(paragraph[start:])
     return [s.strip() for s in found if s.strip()]
+
+
+def whole_sentences(prose: str) -> str:
+    """Written prose up to its last sentence's end (and the [n] markers after it).
+
+    What a length limit cut off mid-sentence is left out.
+    """
+    ends = [m.end() for m in _WRITTEN_END.finditer(prose)]
+    return prose[: ends[-1]] if ends else ""
 
 
 def ends_sentence(line: str) -> bool:

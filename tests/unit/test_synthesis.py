@@ -16,9 +16,8 @@ from roles.synthesis import (
     check_citations,
     evidence_line,
     synthesizer,
-    whole_sentences,
 )
-from runtime.text import cited_sentences
+from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, Source
 from state.report import Citation
 from tests.unit.fakes import Scripted
