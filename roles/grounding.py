@@ -67,16 +67,20 @@ class Holdings:
         return normalize(value) in {normalize(item) for item in self.items}
 
     def names_an_item(self, name: str) -> bool:
-        """Whether `name` (two words or more) is a listed item or a run of its words.
+        """Whether `name` and a listed item (two words or more each) hold one another.
 
         A model that names a dimension "Hungarian parliamentary election"
-        copied an item ("2022 Hungarian parliamentary election"): a document,
-        not a dimension of the question.
+        copied an item ("2022 Hungarian parliamentary election"), and one that
+        names it "Documents with sections Career, Personal life: Treat Williams"
+        copied a line of the list: a document, not a dimension of the question.
         """
-        words = normalize(name)
+        words = f" {normalize(name)} "
         if len(words.split()) < 2:
             return False
-        return any(f" {words} " in f" {normalize(item)} " for item in self.items)
+        return any(
+            words in f" {item} " or (len(item.split()) > 1 and f" {item} " in words)
+            for item in map(normalize, self.items)
+        )
 
     def kind_of(self, values: Sequence[str]) -> str | None:
         """The label of the one group that lists every value of `values`, if any."""

@@ -132,6 +132,7 @@ def test_holdings_tell_a_documents_name_and_the_kind_of_values() -> None:
     assert HELD.names_an_item("cyclone mocha") and HELD.names_an_item("Storm Eunice")
     assert not HELD.names_an_item("Mocha")  # one word names no item
     assert not HELD.names_an_item("Cyclone damage")
+    assert HELD.names_an_item("Storms: Storm Eunice")  # a line of the list
     assert HELD.kind_of(["Storm Eunice", "Cyclone Mocha"]) == "Storms"
     assert HELD.kind_of(["Storm Eunice", "Typhoon Nanmadol"]) is None  # not listed
 
