@@ -10,7 +10,10 @@ passage's title or its section names it (all of its content words appear there,
 and its acronyms as written), or, for a category value that a passage rarely
 names ("tropical cyclones" for a hurricane), when the first sentence of the
 cited document names it: an article's lead sentence says what kind of thing its
-subject is. No model can talk its way past these checks.
+subject is. A claim that passes but says a word its evidence does not ("a
+loss" for "a profit", "Microsoft" opening a sentence about Google) is replaced
+by its quote: what a verified finding asserts is its evidence's own words. No
+model can talk its way past these checks.
 """
 
 from __future__ import annotations
@@ -112,6 +115,11 @@ def supports(claim: str, evidence: str, subject: str = "") -> bool:
     return len(wanted & stems(evidence)) >= CLAIM_SUPPORT * len(wanted)
 
 
+def restates(claim: str, evidence: str, subject: str = "") -> bool:
+    """Whether every content word of `claim` is in `evidence` or its `subject`."""
+    return stems(claim) <= stems(f"{evidence} {subject}")
+
+
 def names(value: str, text: str) -> bool:
     """Whether `text` names `value`.
 
@@ -152,7 +160,14 @@ def check(
     about = tuple(v for v in finding.values if names(v, direct) or names(v, lead))
     if finding.values and not about:
         return Verdict(None, OFF_VALUE)
-    return Verdict(finding.model_copy(update={"values": about, "verified": True}))
+    claim = (
+        finding.claim
+        if restates(finding.claim, sentences, passage.title)
+        else finding.quote
+    )
+    return Verdict(
+        finding.model_copy(update={"claim": claim, "values": about, "verified": True})
+    )
 
 
 def verify_findings(

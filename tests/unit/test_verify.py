@@ -107,6 +107,27 @@ def test_a_finding_counts_only_for_values_its_evidence_is_about(
     assert dropped == {OFF_VALUE: 2}
 
 
+@pytest.mark.parametrize(
+    ("claim", "shown"),
+    [
+        (
+            "Biden said he had spoken to Governor DeSantis.",
+            "Biden said he had spoken to Governor DeSantis.",
+        ),
+        # a name where the name check cannot look: a sentence's first word
+        ("Trump said that he had spoken to Florida Governor Ron DeSantis", None),
+        # a word swapped for another, most words still the evidence's
+        ("President Joe Biden said he had insulted Florida Governor DeSantis", None),
+    ],
+)
+def test_a_verified_finding_asserts_only_what_its_evidence_says(
+    freshwiki_kb: str, claim: str, shown: str | None
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    kept, _ = verify_findings([finding(kb, IMPACT_QUOTE, claim=claim)], kb)
+    assert [f.claim for f in kept] == [shown or IMPACT_QUOTE]
+
+
 def test_names_respects_acronyms_and_values_of_no_content_words() -> None:
     assert names("US", "Storms hit the US in 2022.")
     assert not names("US", "It told us that sales grew.")
