@@ -10,10 +10,11 @@ passage's title or its section names it (all of its content words appear there,
 and its acronyms as written), or, for a category value that a passage rarely
 names ("tropical cyclones" for a hurricane), when the first sentence of the
 cited document names it: an article's lead sentence says what kind of thing its
-subject is. A claim that passes but says a word its evidence does not ("a
-loss" for "a profit", "Microsoft" opening a sentence about Google) is replaced
-by its quote: what a verified finding asserts is its evidence's own words. No
-model can talk its way past these checks.
+subject is. A verified finding's quote is the whole sentences that hold it; a
+claim that passes but says a word its evidence does not ("a loss" for "a
+profit", "Microsoft" opening a sentence about Google) is replaced by them:
+what a verified finding asserts is its evidence's own words. No model can talk
+its way past these checks.
 """
 
 from __future__ import annotations
@@ -160,13 +161,16 @@ def check(
     about = tuple(v for v in finding.values if names(v, direct) or names(v, lead))
     if finding.values and not about:
         return Verdict(None, OFF_VALUE)
-    claim = (
-        finding.claim
-        if restates(finding.claim, sentences, passage.title)
-        else finding.quote
-    )
+    claim = finding.claim if restates(finding.claim, sentences, passage.title) else ""
     return Verdict(
-        finding.model_copy(update={"claim": claim, "values": about, "verified": True})
+        finding.model_copy(
+            update={
+                "quote": sentences,
+                "claim": claim or sentences,
+                "values": about,
+                "verified": True,
+            }
+        )
     )
 
 
@@ -196,23 +200,36 @@ def verify_findings(
 
 
 def one_per_quote(findings: Sequence[Finding]) -> list[Finding]:
-    """The findings with one per quoted span, across passages and tasks.
+    """The findings with one per piece of evidence, across passages and tasks.
 
-    The first finding of a quote (in normal form) stands for it, with the
-    facets and values of every finding that quoted the same words: a sentence
-    found twice, in two passages or by two tasks, is one piece of evidence.
+    A verified quote is whole sentences (`check`), so a finding whose quote (in
+    normal form) lies within another's rests on evidence that one holds: the
+    finding of the longest quote stands for both, with the facets and values
+    of each, in the place of the first. A sentence found twice, in two passages
+    or by two tasks, or pointed at alone and with the next, is one piece.
     """
-    by_quote: dict[str, Finding] = {}
-    for finding in findings:
-        key = normalize_text(finding.quote)
-        seen = by_quote.get(key)
-        if seen is None:
-            by_quote[key] = finding
+    quotes = [normalize_text(f.quote) for f in findings]
+    longest_first = sorted(range(len(findings)), key=lambda i: -len(quotes[i]))
+    stands_for: dict[int, int] = {}
+    standing: list[int] = []
+    for i in longest_first:
+        within = next((j for j in standing if quotes[i] in quotes[j]), None)
+        if within is None:
+            standing.append(i)
+            within = i
+        stands_for[i] = within
+    merged: dict[int, Finding] = {}
+    for i, finding in enumerate(findings):
+        j = stands_for[i]
+        seen = merged.get(j, findings[j])
+        if i == j and j not in merged:
+            merged[j] = seen
             continue
-        by_quote[key] = seen.model_copy(
+        merged[j] = seen.model_copy(
             update={
                 "facet_ids": tuple(dict.fromkeys(seen.facet_ids + finding.facet_ids)),
                 "values": tuple(dict.fromkeys(seen.values + finding.values)),
             }
         )
-    return list(by_quote.values())
+    first = {j: min(i for i in stands_for if stands_for[i] == j) for j in merged}
+    return [merged[j] for j in sorted(merged, key=lambda j: first[j])]

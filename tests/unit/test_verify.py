@@ -13,11 +13,14 @@ from roles.verify import (
     UNSUPPORTED,
     names,
     one_per_quote,
+    quote_sentences,
     supports,
     verify_findings,
 )
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
+from runtime.text import sentences
+from state.coverage import count_by_value
 from state.findings import Finding
 from tests.support import run_node
 
@@ -125,7 +128,24 @@ def test_a_verified_finding_asserts_only_what_its_evidence_says(
 ) -> None:
     kb = KnowledgeBase(freshwiki_kb)
     kept, _ = verify_findings([finding(kb, IMPACT_QUOTE, claim=claim)], kb)
-    assert [f.claim for f in kept] == [shown or IMPACT_QUOTE]
+    assert [f.claim for f in kept] == [shown or impact_sentence(kb)]
+
+
+def impact_sentence(kb: KnowledgeBase) -> str:
+    """The whole sentence of the passage that holds IMPACT_QUOTE."""
+    passage = kb.passage(IMPACT)
+    assert passage is not None
+    sentence = quote_sentences(IMPACT_QUOTE, passage.text)
+    assert sentence is not None and sentence != IMPACT_QUOTE
+    return sentence
+
+
+def test_a_verified_quote_is_the_whole_sentences_that_hold_it(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    kept, _ = verify_findings([finding(kb, IMPACT_QUOTE)], kb)
+    assert [f.quote for f in kept] == [impact_sentence(kb)]
 
 
 def test_names_respects_acronyms_and_values_of_no_content_words() -> None:
@@ -174,7 +194,7 @@ def test_verify_node_reports_drops_by_reason(freshwiki_kb: str) -> None:
         {"question": "q", "findings": findings},
         Context(kb_path=freshwiki_kb, lead_model="extractive"),
     )
-    assert [f.quote for f in out["findings"]] == [IMPACT_QUOTE]
+    assert [f.quote for f in out["findings"]] == [impact_sentence(kb)]
     assert out["dropped"] == {SHORT_QUOTE: 2}
 
 
@@ -188,3 +208,32 @@ def test_findings_quoting_the_same_words_are_one(freshwiki_kb: str) -> None:
     (merged, other) = one_per_quote([first, again, elsewhere])
     assert merged.values == ("Hurricane Idalia", "Florida")
     assert merged.facet_ids == ("f0", "f1") and other == elsewhere
+
+
+def test_findings_on_one_sentence_count_once_for_coverage(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    words = IMPACT_QUOTE.split()
+    slices = [" ".join(words[i : i + 6]) for i in (0, 3, 6)]
+    kept, dropped = verify_findings([finding(kb, q) for q in slices], kb)
+    assert len(kept) == 3 and not dropped
+    (one,) = one_per_quote(kept)
+    assert count_by_value([one]) == {"Hurricane Idalia": 1}
+
+
+def test_a_sentence_pointed_at_alone_and_with_the_next_is_one_piece(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    florida = "Hurricane_Idalia#10"
+    passage = kb.passage(florida)
+    assert passage is not None
+    first, second, *_ = sentences(passage.text)
+    alone = finding(kb, first, values=("Florida",), passage_id=florida)
+    with_next = finding(kb, f"{first} {second}", passage_id=florida).model_copy(
+        update={"facet_ids": ("f1",)}
+    )
+    kept, _ = verify_findings([alone, with_next], kb)
+    (merged,) = one_per_quote(kept)
+    assert merged.quote == kept[1].quote
+    assert merged.values == ("Hurricane Idalia", "Florida")
+    assert merged.facet_ids == ("f1", "f0")
