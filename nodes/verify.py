@@ -5,7 +5,10 @@ kept as one, with all their facets and values.
 
 With a `verifier` set (e.g. the fact_checker definition) and a model to run it
 on, the findings the code let by are also judged by that agent, once each: it
-may refuse a claim its quote does not support, never add a finding.
+may refuse a claim its quote does not support, never add a finding. A verifier
+that fails keeps the verdicts it gave; the findings it did not judge are tried
+again in the next round, and if the last round's check failed, the run says so
+(`fact_check_failure`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from langgraph.runtime import Runtime
 from roles.fact_check import REFUSED, FactChecker, finding_key
 from roles.verify import one_per_quote, verify_findings
 from runtime.context import Context
-from runtime.reliability import describe, settle
 from runtime.sources import Sources
 from runtime.telemetry import emit
 from state.graph import ResearchState
@@ -37,17 +39,21 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
     checked = dict(state.get("fact_checks", {}))
     checker = await asyncio.to_thread(fact_checker, run, ctx) if ctx.verifier else None
     unjudged = [f for f in kept if finding_key(f) not in checked]
+    update["fact_check_failure"] = None
     if checker is not None and unjudged:
-        outcome = await settle(checker.judge(unjudged, sources))
-        if isinstance(outcome, Exception):
+        judged = await checker.judge(unjudged, sources)
+        checked |= judged.verdicts
+        update["fact_checks"] = checked
+        update["fact_check_usage"] = judged.usage
+        if judged.failure is not None:
+            left = sum(finding_key(f) not in checked for f in unjudged)
+            update["fact_check_failure"] = (
+                f"{ctx.verifier} judged {len(unjudged) - left} of {len(unjudged)} "
+                f"finding(s), then failed: {judged.failure}"
+            )
             update["events"] = [
-                emit("COVERAGE", stage="fact_check", error=describe(outcome))
+                emit("COVERAGE", stage="fact_check", error=judged.failure)
             ]
-        else:
-            verdicts, usage = outcome
-            checked |= verdicts
-            update["fact_checks"] = checked
-            update["fact_check_usage"] = usage
     refused = [f for f in kept if checked.get(finding_key(f)) is False]
     if refused:
         dropped[REFUSED] += len(refused)

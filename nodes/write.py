@@ -59,6 +59,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
         verifier=state.get("fact_check_usage", Usage()),
+        fact_check_failure=state.get("fact_check_failure"),
         wall_seconds=time.time() - state.get("started_at", time.time()),
     )
     report = Report(

@@ -124,6 +124,7 @@ def first_round(
         "lead_usage": Overwrite(Usage()),
         "fact_check_usage": Overwrite(Usage()),
         "fact_checks": {},
+        "fact_check_failure": None,
         "breakers": {},
         "blocked": {},
         "budget_granted": 0,

@@ -3,7 +3,8 @@
 It runs after the checks by code, never instead of them: it may refuse a
 finding whose claim says more than its quote, never add one. It reads only: it
 is shown each finding's claim, quote and passage. A finding it gives no verdict
-on is kept; a checker that fails costs its own judgement only.
+on is kept. A checker that fails keeps the verdicts of the batches it finished,
+and says why it stopped: the run then did not complete as asked.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from runtime.models import lead_deadline
+from runtime.reliability import describe
 from runtime.sources import PassageLookup
-from runtime.structured import ainvoke_structured
+from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
 from state.findings import Finding
 from state.usage import Usage
@@ -48,6 +50,18 @@ def finding_key(finding: Finding) -> str:
 
 
 @dataclass(frozen=True)
+class Judgement:
+    """Verdicts by finding key (True: supported), their cost, and why it stopped.
+
+    `failure` is None when every batch was judged.
+    """
+
+    verdicts: dict[str, bool]
+    usage: Usage
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
 class FactChecker:
     """A fact checker definition on a model, within a time limit per batch."""
 
@@ -57,27 +71,36 @@ class FactChecker:
 
     async def judge(
         self, findings: Sequence[Finding], sources: PassageLookup
-    ) -> tuple[dict[str, bool], Usage]:
-        """Each finding's verdict (True: supported) by key, and what it cost."""
+    ) -> Judgement:
+        """Each finding's verdict, batch by batch, until one fails."""
         verdicts: dict[str, bool] = {}
         usage = Usage()
         for start in range(0, len(findings), BATCH):
             batch = findings[start : start + BATCH]
-            cited = [f.source.passage_id for f in batch]
-            passages = await asyncio.to_thread(sources.passages, cited)
-            texts = [
-                p.text if (p := passages.get(f.source.passage_id)) else ""
-                for f in batch
-            ]
-            shown = "\n\n".join(
-                f"Finding {n}\nClaim: {f.claim}\nQuote: {f.quote}\nPassage: {text}"
-                for n, (f, text) in enumerate(zip(batch, texts, strict=True))
-            )
-            messages = [SystemMessage(self.manifest.system_prompt), HumanMessage(shown)]
-            async with lead_deadline(self.timeout_s, "fact checking"):
-                answer, spent = await ainvoke_structured(self.model, messages, Verdicts)
+            try:
+                answer, spent = await self._judge(batch, sources)
+            except Exception as error:  # noqa: BLE001 - told in the judgement
+                spent = error.usage if isinstance(error, ModelOutputError) else Usage()
+                return Judgement(verdicts, usage + spent, describe(error))
             usage += spent
             for verdict in answer.verdicts:
                 if verdict.index < len(batch):
                     verdicts[finding_key(batch[verdict.index])] = verdict.supported
-        return verdicts, usage
+        return Judgement(verdicts, usage)
+
+    async def _judge(
+        self, batch: Sequence[Finding], sources: PassageLookup
+    ) -> tuple[Verdicts, Usage]:
+        """One call's verdicts on a batch of findings."""
+        cited = [f.source.passage_id for f in batch]
+        passages = await asyncio.to_thread(sources.passages, cited)
+        texts = [
+            p.text if (p := passages.get(f.source.passage_id)) else "" for f in batch
+        ]
+        shown = "\n\n".join(
+            f"Finding {n}\nClaim: {f.claim}\nQuote: {f.quote}\nPassage: {text}"
+            for n, (f, text) in enumerate(zip(batch, texts, strict=True))
+        )
+        messages = [SystemMessage(self.manifest.system_prompt), HumanMessage(shown)]
+        async with lead_deadline(self.timeout_s, "fact checking"):
+            return await ainvoke_structured(self.model, messages, Verdicts)

@@ -66,6 +66,8 @@ class ResearchState(TypedDict, total=False):
         lead_usage: What the lead model's calls cost (plan, enumerate, write).
         fact_check_usage: What the verifier agent's calls cost.
         fact_checks: The verifier's verdict on each finding it judged, by key.
+        fact_check_failure: Why the last round's verifier stopped before it
+            judged every finding; None when it did, or when there is none.
         breakers: Each agent's circuit breaker, after the results so far.
         blocked: Uncovered values no agent could take, with the reason.
         budget_granted: Tokens a person added to the run's budget.
@@ -88,6 +90,7 @@ class ResearchState(TypedDict, total=False):
     lead_usage: Annotated[Usage, operator.add]
     fact_check_usage: Annotated[Usage, operator.add]
     fact_checks: dict[str, bool]
+    fact_check_failure: str | None
     breakers: dict[str, Breaker]
     blocked: dict[str, str]
     budget_granted: int

@@ -125,8 +125,8 @@ class RunSummary(BaseModel):
     incomplete: str | None = Field(
         default=None,
         description="Why the run did not complete as asked (every task failed, "
-        "the model endpoint was lost, no finding verified, a circuit opened); None "
-        "when it did.",
+        "the model endpoint was lost, no finding verified, a circuit opened, the "
+        "verifier failed); None when it did.",
     )
 
     @classmethod
@@ -144,6 +144,7 @@ class RunSummary(BaseModel):
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
         verifier: Usage | None = None,
+        fact_check_failure: str | None = None,
         wall_seconds: float = 0.0,
     ) -> RunSummary:
         """The run's numbers, from its results and coverage history."""
@@ -188,7 +189,9 @@ class RunSummary(BaseModel):
             + sum(r.context_tokens for r in results),
             subagent_seconds=round(sum(r.execution_time_s for r in results), 3),
             critical_path_seconds=round(sum(slowest.values()), 3),
-            incomplete=incomplete_reason(results, findings, lead_unreachable, opened),
+            incomplete=incomplete_reason(
+                results, findings, lead_unreachable, opened, fact_check_failure
+            ),
         )
 
 
@@ -197,11 +200,13 @@ def incomplete_reason(
     verified: int,
     lead_unreachable: bool,
     open_circuits: Sequence[str] = (),
+    fact_check_failure: str | None = None,
 ) -> str | None:
     """Why a run did not complete, or None.
 
     Every task failed, its endpoint was lost, tasks ran but not one finding
-    passed verification, or an agent failed so often that its circuit opened.
+    passed verification, an agent failed so often that its circuit opened, or
+    the verifier asked for stopped before it judged every finding.
     """
     failed = [r for r in results if r.status == "failed"]
     if results and len(failed) == len(results):
@@ -225,6 +230,8 @@ def incomplete_reason(
             f"the circuit of {', '.join(open_circuits)} opened after failures in a "
             "row; their later tasks went to a fallback agent or were not sent"
         )
+    if fact_check_failure:
+        return f"the fact check did not finish: {fact_check_failure}"
     return None
 
 
