@@ -34,13 +34,13 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from runtime.kb import KnowledgeBase
-from runtime.reliability import describe
+from runtime.reliability import CONTROL_FLOW, describe, failure_kind, is_transient
 from runtime.sources import Sources
 from state.agents import AgentManifest
 from state.denials import Denial
 from state.evidence import ToolEvidence
 from state.findings import Finding
-from state.tasks import TaskDefinition
+from state.tasks import FailureKind, TaskDefinition
 from subagents.budget import wrap_up_reason
 from subagents.evidence import Excerpt, Ledger, record, shown_more
 from subagents.gates import Gates
@@ -183,6 +183,7 @@ async def tools(
     answered: list[ToolMessage] = []
     denials: list[Denial] = []
     refused = False
+    failed: list[tuple[str, FailureKind]] = []
     for call in calls.tool_calls:
         seen = shown_more(ledger, shown)
         denial = loop.gates.check(state["task"], call["name"], call["args"], seen)
@@ -195,7 +196,9 @@ async def tools(
             refused = refused or refusal.final
             answered.append(said(call, refusal.text, error=True))
             continue
-        message = await run(loop, call, state, seen)
+        message, failure = await run(loop, call, state, seen)
+        if failure is not None:
+            failed.append((str(message.content), failure))
         if message.artifact is not None:
             excerpts: list[Excerpt] = message.artifact
             text, more = record(seen, excerpts)
@@ -206,27 +209,43 @@ async def tools(
     after: AgentState = {**state, "messages": [*state["messages"], *answered]}
     room = state["remaining_steps"] > STEPS_PER_TURN + 1
     going_on = room and not refused and spent(after) is None
-    update = {
+    update: dict[str, object] = {
         "messages": answered,
         "evidence": shown,
         "denials": denials,
         "recorded": recorded,
     }
+    if failed:
+        update["errors"] = [text for text, _ in failed]
+        update["tool_failure"] = failed[-1][1]
     return Command(update=update, goto="act" if going_on else "answer")
 
 
 async def run(
     loop: Loop, call: ToolCall, state: AgentState, seen: Ledger
-) -> ToolMessage:
-    """One tool call's message; arguments a tool refuses come back as an error."""
+) -> tuple[ToolMessage, FailureKind | None]:
+    """One tool call's message, and the kind of its failure if the tool raised.
+
+    Arguments a tool refuses come back as an error. So does an exception a
+    tool raises (a user tool's bug, a dropped MCP session), as LangGraph's
+    ToolNode does: the agent may try again, and the evidence it already holds
+    is not lost. A transient one (a timeout, a lost connection) fails the
+    attempt instead, which its retry policy tries again.
+    """
     tool = loop.tools.get(call["name"])
     if tool is None:
-        return said(call, f"no tool {call['name']!r}", error=True)
+        return said(call, f"no tool {call['name']!r}", error=True), None
     given = {"task": state["task"], "evidence": seen}
     try:
-        return await call_tool(tool, call["args"], given, call["id"] or call["name"])
+        message = await call_tool(tool, call["args"], given, call["id"] or call["name"])
     except ValidationError as err:
-        return said(call, f"invalid arguments: {describe(err)}", error=True)
+        return said(call, f"invalid arguments: {describe(err)}", error=True), None
+    except Exception as err:
+        if isinstance(err, CONTROL_FLOW) or is_transient(err):
+            raise
+        text = f"{call['name']} failed: {describe(err)}"
+        return said(call, text, error=True), failure_kind(err)
+    return message, None
 
 
 def said(call: ToolCall, text: str, *, error: bool = False) -> ToolMessage:
@@ -246,11 +265,19 @@ async def answer(state: AgentState, runtime: Runtime[Any]) -> dict[str, object]:
 
 
 def with_evidence(output: dict[str, object], state: AgentState) -> dict[str, object]:
-    """The output with the tool evidence its findings cite, as code recorded it."""
+    """The output with the tool evidence its findings cite, as code recorded it.
+
+    An answer of no findings after a tool raised failed as that tool did.
+    """
     findings = cast(list[Finding], output.get("findings", []))
     cited = {f.source.passage_id for f in findings}
     recorded = state["recorded"]
-    return {**output, "cited": [recorded[i] for i in cited if i in recorded]}
+    failure = output.get("failure") or (None if findings else state.get("tool_failure"))
+    return {
+        **output,
+        "cited": [recorded[i] for i in cited if i in recorded],
+        "failure": failure,
+    }
 
 
 def build_loop() -> StateGraph[AgentState, Any, AgentInput, AgentOutput]:

@@ -95,6 +95,8 @@ class AgentState(TypedDict):
         recorded: What its tools returned from outside the knowledge base, by
             evidence id; only code writes it.
         cited: The tool evidence its findings cite, set when it answers.
+        tool_failure: The kind of the last tool call that raised, when one did:
+            the task's failure if it then finds nothing.
         remaining_steps: LangGraph's count of steps left before the turn cap.
     """
 
@@ -111,6 +113,7 @@ class AgentState(TypedDict):
     errors: Annotated[list[str], operator.add]
     steps: int
     failure: FailureKind | None
+    tool_failure: FailureKind | None
     remaining_steps: RemainingSteps
 
 

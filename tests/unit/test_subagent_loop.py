@@ -7,12 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import tool
 
+from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
 from subagents.contract import FINISH_PROMPT
+from subagents.gates import GatePolicy, Gates
 from subagents.llm_agent import ToolCalling, text_tool_calls
+from subagents.loop import Loop
 from subagents.state import agent_input
+from subagents.tools import as_evidence, make_tools
 from tests.support import agent_loop_of
 from tests.unit.fakes import AnsweringModel, Scripted
 
@@ -124,3 +129,68 @@ def test_prose_instead_of_an_answer_gets_one_correction_then_fails(
     out = asyncio.run(tool_loop(model, 3, creative_kb))
     assert out["failure"] == "invalid output"
     assert out["findings"] == []
+
+
+def broken(query: str) -> str:
+    """A user's tool with a bug."""
+    raise KeyError(query)
+
+
+class SearchesThenBreaksATool(AnsweringModel):
+    """Searches, calls the broken tool, then points at the first sentence found."""
+
+    turn: int = 0
+    told: str = ""
+
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        self.turn += 1
+        if self.turn == 1:
+            call = {"name": "search", "args": {"query": "music"}, "id": "c1"}
+            return AIMessage("", tool_calls=[call])
+        if self.turn == 2:
+            call = {"name": "broken", "args": {"query": "music"}, "id": "c2"}
+            return AIMessage("", tool_calls=[call])
+        self.told = str(messages[-1].content)
+        return AIMessage('{"findings": [{"evidence": "E1", "sentences": [1]}]}')
+
+
+def with_broken_tool(model: AnsweringModel, kb: str) -> dict[str, Any]:
+    """Run the loop with the knowledge base's search and the broken tool."""
+    search = make_tools(KnowledgeBase(kb))["search"]
+    tools = {"search": search, "broken": as_evidence(tool(broken), "broken")}
+    user = manifest(4).model_copy(update={"tools": ("search", "broken")})
+    gates = Gates(user, GatePolicy(approved=frozenset({"broken"})), frozenset(tools))
+    driver = ToolCalling(model, list(tools.values()))
+    loop = Loop(user, driver, tools, gates, KnowledgeBase(kb))
+    return dict(asyncio.run(loop.run(agent_input("Search.", TASK))))
+
+
+def test_a_tool_that_raises_is_an_error_the_agent_sees_not_a_lost_attempt(
+    creative_kb: str,
+) -> None:
+    model = SearchesThenBreaksATool()
+    out = with_broken_tool(model, creative_kb)
+    assert model.told == "broken failed: 'music'"
+    assert len(out["findings"]) == 1 and out["failure"] is None
+    assert out["errors"] == ["broken failed: 'music'"]
+
+
+class OnlyTheBrokenTool(AnsweringModel):
+    """Calls the broken tool, then answers that it found nothing."""
+
+    turn: int = 0
+
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        self.turn += 1
+        if self.turn == 1:
+            call = {"name": "broken", "args": {"query": "music"}, "id": "c1"}
+            return AIMessage("", tool_calls=[call])
+        return AIMessage('{"findings": []}')
+
+
+def test_nothing_found_after_a_tool_raised_fails_as_that_tool_did(
+    creative_kb: str,
+) -> None:
+    out = with_broken_tool(OnlyTheBrokenTool(), creative_kb)
+    assert out["findings"] == [] and out["failure"] == "error"
+    assert out["errors"] == ["broken failed: 'music'"]
