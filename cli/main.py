@@ -84,7 +84,7 @@ def command(args: argparse.Namespace, err: Console) -> int:
         return exits.INTERRUPTED
     except Exception as error:  # noqa: BLE001 - the one place failures are told
         if args.debug:
-            raise
+            err.print_exception()
         code, line = exits.failure(error)
         err.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
         return code

@@ -148,6 +148,16 @@ def test_failures_end_with_one_line_and_their_code(
     assert message in err
 
 
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["research", "why", "--kb", "/nonexistent/kb.sqlite", "--debug"]
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert err.strip().splitlines()[-1].startswith("error: no knowledge base")
+
+
 def test_ingest_then_research_a_new_corpus(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
