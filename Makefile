@@ -46,7 +46,7 @@ format: install
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) data/kb.sqlite data/runs.sqlite* data/server.sqlite* out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data/kb.sqlite data/runs.sqlite* data/.runs.sqlite.*.lock data/server.sqlite* out .pytest_cache .mypy_cache .ruff_cache
 
 # A real small model on the breadth sets (by hand, about an hour on two cores): the
 # figures of benchmarks/RESULTS.md's model section. SMALL_MODEL is a GGUF file.

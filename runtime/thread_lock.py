@@ -35,24 +35,49 @@ def lock_file(db: Path, thread_id: str) -> Path:
 
 @contextmanager
 def sqlite_thread_lock(db: Path, thread_id: str) -> Iterator[None]:
-    """Hold the thread's lock file, or raise ThreadBusyError at once."""
+    """Hold the thread's lock file, or raise ThreadBusyError at once.
+
+    The file is removed when the run ends, so none pile up beside the store.
+    A run that opened it just before then finds it gone once it holds the
+    lock, and takes a new one.
+    """
     path = lock_file(db, thread_id)
+    while True:
+        fd = _open(path, db, thread_id)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise _busy(thread_id) from None
+        if _still_there(fd, path):
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _open(path: Path, db: Path, thread_id: str) -> int:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as err:
         raise OSError(
             f"cannot lock thread {thread_id!r} beside the checkpoint store {db}: "
             f"{err.strerror or err}"
         ) from err
+
+
+def _still_there(fd: int, path: Path) -> bool:
+    """Whether `path` is still the file `fd` holds (not removed by its last run)."""
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _busy(thread_id) from None
-        yield
-    finally:
-        os.close(fd)
+        named = path.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 @asynccontextmanager
