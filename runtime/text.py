@@ -33,7 +33,7 @@ NEGATIONS = frozenset(
 _CLOSERS = "\"'’”)\\]"
 _OPENERS = "\"“‘'(\\["
 _BOUNDARY = re.compile(
-    rf"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[{_OPENERS}]?[A-Z0-9])"
+    rf"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b[a-z]\.[a-z]\.)\s+(?=[{_OPENERS}]?[A-Z0-9])"
     rf"|(?<=[.!?][{_CLOSERS}])\s+(?=[{_OPENERS}]?[A-Z0-9])"
     r"|\n+"
 )
@@ -50,7 +50,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
     A sentence ends at a full stop, question or exclamation mark (and any
     closing quote or bracket) followed by a capital or a digit, but not at an
-    initial ("J. Smith", "U.S. Army"), or at a line break. Each span is
+    initial ("J. Smith", "U.S. Army") or a lower-case abbreviation of two
+    letters ("8:43 a.m. (PHT)", "e.g. Paris"), or at a line break. Each span is
     trimmed of surrounding whitespace.
     """
     spans = []

@@ -27,6 +27,10 @@ def test_sentences_end_at_stops_before_a_capital_and_at_line_breaks() -> None:
         "J. R. Smith led the U.S. Army.",
         "It won.",
     ]
+    assert sentences("It struck at 8:43 a.m. (PHT), e.g. Abra. It shook.") == [
+        "It struck at 8:43 a.m. (PHT), e.g. Abra.",
+        "It shook.",
+    ]
     assert ends_sentence('it ended."  ') and not ends_sentence("it goes on")
 
 
