@@ -25,7 +25,13 @@ MAX_TITLE_CHARS = 300
 MAX_FILE_BYTES = 64 * 2**20
 """Larger files are skipped unread."""
 TOPIC_LIST = "topic_list.csv"
-_REFERENCE_MARK = re.compile(r"(?<!\s)\s*\[\d+\]")
+# Marks that are no part of the text: reference numbers ("[12]") and the inline
+# cleanup tags of wikis ("[citation needed]", "[when?]", "[needs update]").
+_REFERENCE_MARK = re.compile(
+    r"(?<!\s)\s*\[(?:\d+|(?:[a-z]+ )*needed|(?:who|what|when|where|which|why|how)\?"
+    r"|(?:needs )?update)\]"
+)
+_SPACES = re.compile(r"[ \t]{2,}")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
 # The longest run of words that fits a passage, or a hard cut inside one long word.
 _PIECE = re.compile(
@@ -345,7 +351,7 @@ def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document:
         raise _Unusable("not a FreshWiki article: no 'content'")
     sections = []
     if summary := _string(data.get("summary")).strip():
-        sections.append(Section("Summary", _REFERENCE_MARK.sub("", summary)))
+        sections.append(Section("Summary", _article_text(summary)))
     for part in _objects(data["content"], "'content' is not a list of sections"):
         heading = _string(part.get("section_title")).strip()[:MAX_TITLE_CHARS]
         if _is_apparatus(heading):
@@ -354,7 +360,7 @@ def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document:
             part.get("section_content"), "'section_content' is not a list of sentences"
         )
         text = " ".join(_string(s.get("sentence")) for s in sentences)
-        if text := _REFERENCE_MARK.sub("", text).strip():
+        if text := _article_text(text).strip():
             sections.append(Section(heading or "Summary", text))
     title = _string(data.get("title"))[:MAX_TITLE_CHARS] or file.stem
     url = _string(data.get("url"))
@@ -366,6 +372,11 @@ def _from_freshwiki_json(file: Path, doc_id: str, raw: str) -> Document:
         file,
         file.resolve(),
     )
+
+
+def _article_text(text: str) -> str:
+    """An article's text without its marks, runs of spaces made one."""
+    return _SPACES.sub(" ", _REFERENCE_MARK.sub("", text))
 
 
 def _objects(value: Any, malformed: str) -> list[dict[str, Any]]:

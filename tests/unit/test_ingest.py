@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -448,3 +449,28 @@ def test_an_articles_apparatus_is_never_a_passage(tmp_path: Path) -> None:
     ingest(kb_path, [tmp_path / "Storm.md"])
     sections = [s for (s,) in rows(kb_path, "SELECT section FROM passages")]
     assert sections == ["Summary", "Damage"]
+
+
+def test_an_articles_inline_marks_are_never_its_text(tmp_path: Path) -> None:
+    """Reference numbers and wiki cleanup tags go; an editor's insertion stays."""
+    article = {
+        "title": "Storm",
+        "summary": "The storm struck in 2022.[1] It  was  strong.[citation needed]",
+        "content": [
+            {
+                "section_title": "Damage",
+                "section_content": [
+                    {"sentence": "Roofs were torn off[when?] across the region."},
+                    {"sentence": "Sales [needs update] fell, he said [it] would."},
+                ],
+            }
+        ],
+    }
+    (tmp_path / "Storm.json").write_text(json.dumps(article))
+    kb_path = tmp_path / "kb.sqlite"
+    ingest(kb_path, [tmp_path / "Storm.json"])
+    texts = [t for (t,) in rows(kb_path, "SELECT text FROM passages")]
+    assert texts == [
+        "The storm struck in 2022. It was strong.",
+        "Roofs were torn off across the region. Sales fell, he said [it] would.",
+    ]
