@@ -51,6 +51,18 @@ class ResultFileError(ValueError):
     """A file `delegator show` cannot read as a run's result."""
 
 
+def _at(error: BaseException) -> str:
+    """Where a model endpoint's failure happened: " (at URL)", or nothing.
+
+    Only scheme, host, port and path: no credentials or query.
+    """
+    if not isinstance(error, openai.APIError) or error.request is None:
+        return ""
+    url = error.request.url
+    port = f":{url.port}" if url.port else ""
+    return f" (at {url.scheme}://{url.host}{port}{url.path})"
+
+
 FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     (
         (
@@ -83,8 +95,11 @@ FAILURES: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
 
 
 def failure(error: BaseException) -> tuple[int, str]:
-    """The exit code of a failure and its one line, in whole words."""
+    """The exit code of a failure and its one line, in whole words.
+
+    A model endpoint's failure names the address it failed at.
+    """
     for kinds, code, prefix in FAILURES:
         if isinstance(error, kinds):
-            return code, prefix + describe(error)
+            return code, prefix + describe(error) + _at(error)
     return INTERNAL, f"internal error ({type(error).__name__}: {describe(error)})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -285,7 +286,10 @@ def test_dead_lead_endpoint_is_a_clear_cli_error(
         ]
     )
     assert code == exits.MODEL == 5
-    assert "model endpoint failed" in capsys.readouterr().err
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("error: the model endpoint failed: Connection error.")
+    # the address it failed at, and no more of the request than that
+    assert re.search(r" \(at http://127\.0\.0\.1:\d+/v1/chat/completions\)$", line)
 
 
 def test_dead_subagent_endpoint_fails_tasks_not_the_run(
