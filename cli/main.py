@@ -167,7 +167,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
             err.print_json(data=handoff)
         err.print(
             f"[magenta]waiting for a person[/]: {resume(request)} "
-            "--decision retry|skip|abort|'hint: <text>' (a plan: accept or JSON)"
+            f"--decision {decisions(waiting.handoffs)}"
         )
         return exits.ESCALATED
     seconds = time.perf_counter() - started
@@ -192,6 +192,13 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
         err.print(escape(summary_line(report.summary)), highlight=False)
         err.print(f"done in {seconds:.1f}s; thread {escape(request.thread_id)}")
     return exits.OK
+
+
+def decisions(handoffs: list[Mapping[str, Any]]) -> str:
+    """The decisions a resume may take, for what the run waits on."""
+    if all(h.get("kind") == "plan" for h in handoffs):
+        return "accept|'{\"action\": \"edit\" or \"add\", ...}'"
+    return "retry|skip|abort|'hint: <text>'"
 
 
 def context_of(pairs: list[str], flags: dict[str, Any]) -> Context:

@@ -134,7 +134,9 @@ def test_resume_from_the_command_line_with_a_json_decision(
     assert main(["research", QUESTION, "--thread", "p", "--approve-plan", *common]) == (
         exits.ESCALATED
     )
-    assert '"kind": "plan"' in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert '"kind": "plan"' in err
+    assert "--decision accept|" in err and "retry" not in err
     add = json.dumps({"action": "add", "values": {"medium": ["music"]}})
     out = tmp_path / "result.json"
     # the review was asked for when the run was planned: no --approve-plan again
