@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import html
 import io
@@ -31,6 +32,7 @@ _REFERENCE_MARK = re.compile(
     r"(?<!\s)\s*\[(?:\d+|(?:[a-z]+ )*needed|(?:who|what|when|where|which|why|how)\?"
     r"|(?:needs )?update)\]"
 )
+_UTF16_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _SPACES = re.compile(r"[ \t]{2,}")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
 # The longest run of words that fits a passage, or a hard cut inside one long word.
@@ -272,7 +274,11 @@ def _document(file: Path, doc_id: str, urls: dict[str, str]) -> Document:
 
 
 def _text(file: Path) -> str:
-    """The content of `file` if it is text: UTF-8 without NUL bytes, not too large."""
+    """The content of `file` if it is text, not too large.
+
+    Text is UTF-8, or UTF-16 when the file starts with its byte order mark,
+    and holds no NUL character.
+    """
     try:
         with file.open("rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
@@ -280,14 +286,19 @@ def _text(file: Path) -> str:
         raise _Unusable(f"cannot read: {_why(err)}") from err
     if len(data) > MAX_FILE_BYTES:
         raise _Unusable(f"larger than {MAX_FILE_BYTES // 2**20} MiB")
-    if b"\0" in data:
+    utf16 = data.startswith(_UTF16_MARKS)
+    if not utf16 and b"\0" in data:
         raise _Unusable("binary content (NUL bytes), not text")
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as err:
         raise _Unusable(
-            f"not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start})"
+            f"not {'UTF-16' if utf16 else 'UTF-8'} text "
+            f"(byte {data[err.start]:#04x} at offset {err.start})"
         ) from err
+    if "\0" in text:
+        raise _Unusable("binary content (NUL characters), not text")
+    return text
 
 
 def _is_utf8(text: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -94,6 +95,7 @@ DEEP = b'{"content": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 BAD_FILES = [
     ("program.txt", content(ELF), r"binary content \(NUL bytes\), not text"),
     ("latin1.md", content("# Café\n".encode("latin-1")), r"not UTF-8 text \(byte 0xe9"),
+    ("cut16.md", content(codecs.BOM_UTF16_LE + b"#\x00 "), r"not UTF-16 text \(byte"),
     ("huge.md", larger_than_64_mib, r"larger than 64 MiB"),
     ("content_is_text.json", fixture("content_is_text.json"), r"'content' is not a"),
     (
@@ -449,6 +451,16 @@ def test_an_articles_apparatus_is_never_a_passage(tmp_path: Path) -> None:
     ingest(kb_path, [tmp_path / "Storm.md"])
     sections = [s for (s,) in rows(kb_path, "SELECT section FROM passages")]
     assert sections == ["Summary", "Damage"]
+
+
+def test_a_file_of_utf16_text_is_read_as_text(tmp_path: Path) -> None:
+    text = "# Comets\n\nComets are icy bodies that grow tails near the Sun.\n"
+    (tmp_path / "Comets.md").write_bytes(text.encode("utf-16"))
+    kb_path = tmp_path / "kb.sqlite"
+    result = ingest(kb_path, [tmp_path / "Comets.md"])
+    assert (result.documents, result.skipped) == (1, ())
+    texts = [t for (t,) in rows(kb_path, "SELECT text FROM passages")]
+    assert texts == ["Comets are icy bodies that grow tails near the Sun."]
 
 
 def test_an_articles_inline_marks_are_never_its_text(tmp_path: Path) -> None:
