@@ -197,7 +197,7 @@ def run_research(args: argparse.Namespace, err: Console) -> int:
 def decisions(handoffs: list[Mapping[str, Any]]) -> str:
     """The decisions a resume may take, for what the run waits on."""
     if all(h.get("kind") == "plan" for h in handoffs):
-        return "accept|'{\"action\": \"edit\" or \"add\", ...}'"
+        return 'accept|\'{"action": "edit" or "add", ...}\''
     return "retry|skip|abort|'hint: <text>'"
 
 

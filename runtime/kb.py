@@ -113,6 +113,12 @@ class KnowledgeBase:
         self._local = threading.local()
         self._rowids: dict[str, int] = {}
         self._rowids_version: tuple[int, int, int, int] | None = None
+        if self.path.is_dir():
+            built = self.path.with_name(f"{self.path.name}.sqlite")
+            raise KnowledgeBaseError(
+                f"{self.path} is a folder, not a knowledge base file; build one of "
+                f"it with `delegator ingest {self.path} --kb {built}`"
+            )
         if not self.path.is_file():
             raise KnowledgeBaseError(
                 f"no knowledge base at {self.path}; build one with "

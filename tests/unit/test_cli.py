@@ -148,6 +148,17 @@ def test_failures_end_with_one_line_and_their_code(
     assert message in err
 
 
+def test_a_folder_given_as_the_knowledge_base_is_told_how_to_build_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    assert main(["research", "why", "--kb", str(docs)]) == 4
+    err = capsys.readouterr().err
+    assert f"{docs} is a folder, not a knowledge base file" in err
+    assert f"`delegator ingest {docs} --kb {docs}.sqlite`" in err
+
+
 def test_debug_shows_the_traceback_and_keeps_the_exit_code(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
