@@ -94,13 +94,26 @@ class Holdings:
         every = all(self.holds(v) for v in values)
         return labels.pop() if every and len(labels) == 1 else None
 
-    def dimension_name(self, name: str, values: Sequence[str]) -> str:
-        """The name a model gave a dimension, unless it named a listed document.
+    def copies_a_heading(self, name: str) -> bool:
+        """Whether `name` is a heading of the list with more after it.
 
-        A document is no dimension: the dimension then takes the kind its
-        values are listed under, or `SEVERAL_KINDS`.
+        "Documents with sections Impact, Meteorological history: 2022 West
+        Java..." is a line of the list copied, whatever its items became.
         """
-        if not self.names_an_item(name):
+        words = f" {normalize(name)} "
+        return any(
+            f" {heading} " in words and heading != words.strip()
+            for heading in (normalize(label) for label, _ in self.groups)
+        )
+
+    def dimension_name(self, name: str, values: Sequence[str]) -> str:
+        """The name a model gave a dimension, unless it copied the list.
+
+        A listed document is no dimension, nor is a heading of the list with
+        more after it: the dimension then takes the kind its values are listed
+        under, or `SEVERAL_KINDS`.
+        """
+        if not (self.names_an_item(name) or self.copies_a_heading(name)):
             return name
         return self.kind_of(values) or SEVERAL_KINDS
 

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from roles.enumerate import ModelEnumerator
-from roles.grounding import Holdings, holdings_for
+from roles.grounding import SEVERAL_KINDS, Holdings, holdings_for
 from roles.plan import CorpusPlanner, ModelPlanner
 from runtime.kb import KnowledgeBase
 from state.plan import CoveragePlan
@@ -133,6 +133,12 @@ def test_holdings_tell_a_documents_name_and_the_kind_of_values() -> None:
     assert not HELD.names_an_item("Mocha")  # one word names no item
     assert not HELD.names_an_item("Cyclone damage")
     assert HELD.names_an_item("Storms: Storm Eunice")  # a line of the list
+    # a heading with whatever its items became after it (seen on a real run)
+    assert HELD.copies_a_heading("Storms: 2022 West Java地震, Storm")
+    assert not HELD.copies_a_heading("Storms") and not HELD.copies_a_heading("Storm")
+    assert HELD.dimension_name("Storms: 7. Storm Eunice", ["Storm Eunice"]) == "Storms"
+    assert HELD.dimension_name("Storms: 7. Lahaina", ["Lahaina"]) == SEVERAL_KINDS
+    assert HELD.dimension_name("Wind damage", ["Lahaina"]) == "Wind damage"
     assert HELD.kind_of(["Storm Eunice", "Cyclone Mocha"]) == "Storms"
     assert HELD.kind_of(["Storm Eunice", "Typhoon Nanmadol"]) is None  # not listed
 
