@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import OTHERS, corpus_kinds
-from runtime.text import terms, years
+from runtime.text import stems, terms, years
 from state.plan import named_item, normalize
 
 SEVERAL_KINDS = "Documents of several kinds"
@@ -47,7 +47,10 @@ class Holdings:
     def spell(self, value: int | str) -> str | None:
         """The value a model named: a listed one, by number or as written; else its own.
 
-        With nothing listed, a number is a value as written (a year); with a
+        A value written as an item with words added or an ending changed
+        ("2022 Cyclone Mocha", "China Eastern Airline Flight 5735") is that
+        item (`same_as_item`). With nothing listed, a number is a value as
+        written (a year); with a
         list, a number that names no item of it is None, and so is the label
         of one of its groups or words of it ("Background, Aftermath" of
         "Documents with sections Background, Aftermath"): a heading of the
@@ -55,12 +58,25 @@ class Holdings:
         """
         if not self.items:
             return str(value)
-        listed = named_item(value, self.items)
+        listed = named_item(value, self.items) or self.same_as_item(value)
         if listed or not isinstance(value, str):
             return listed
         words = f" {normalize(value)} "
         headed = any(words in f" {normalize(label)} " for label, _ in self.groups)
         return None if headed else value
+
+    def same_as_item(self, value: int | str) -> str | None:
+        """The item whose content words (two or more) `value` holds, if one does.
+
+        Words are compared by stem; of several such items, the one with the most
+        words.
+        """
+        if not isinstance(value, str):
+            return None
+        written = stems(value)
+        held = [item for item in self.items if len(stems(item)) > 1]
+        matching = [item for item in held if stems(item) <= written]
+        return max(matching, key=lambda item: len(stems(item)), default=None)
 
     def holds(self, value: str) -> bool:
         """Whether `value` is one of the listed items."""

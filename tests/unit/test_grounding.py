@@ -140,6 +140,11 @@ def test_holdings_tell_a_documents_name_and_the_kind_of_values() -> None:
     assert HELD.dimension_name("Storms: 7. Lahaina", ["Lahaina"]) == SEVERAL_KINDS
     assert HELD.dimension_name("Wind damage", ["Lahaina"]) == "Wind damage"
     assert HELD.kind_of(["Storm Eunice", "Cyclone Mocha"]) == "Storms"
+    # an item written with words added, or an ending changed, is that item
+    assert HELD.spell("2022 Cyclone Mocha") == "Cyclone Mocha"
+    assert HELD.spell("Storms Eunice") == "Storm Eunice"
+    assert HELD.spell("Mocha") == "Mocha"
+    assert HELD.spell("Storm damage") == "Storm damage"
     assert HELD.kind_of(["Storm Eunice", "Typhoon Nanmadol"]) is None  # not listed
 
 
