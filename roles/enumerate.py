@@ -98,9 +98,10 @@ class ModelEnumerator:
     ) -> Enumerated:
         """Ask the lead, within its deadline; keep only new values of the question.
 
-        A value the plan has, the question itself, a dimension's name, or text
-        copied from the prompt (such as the plan's own list) is left out; a
-        dimension named after a listed document takes its values' kind.
+        A value the plan has (or one of its values with words added), the
+        question itself, a dimension's name, or text copied from the prompt
+        (such as the plan's own list) is left out; a dimension named after a
+        listed document takes its values' kind.
         """
         named = "\n".join(f"- {d.name}: {', '.join(d.values)}" for d in plan.dimensions)
         prompt = ENUMERATE_PROMPT.format(format=schema_instructions(Enumeration))
@@ -114,6 +115,7 @@ class ModelEnumerator:
         async with lead_deadline(self.timeout_s, "enumerating"):
             answer, usage = await ainvoke_structured(self.model, messages, Enumeration)
         known = {normalize(v) for v in plan.values}
+        planned = Holdings(plan.values)
         spelled = [
             (d.name, [v for v in map(holdings.spell, d.values) if v])
             for d in answer.dimensions
@@ -124,7 +126,8 @@ class ModelEnumerator:
         for name, values in renamed:
             for value in values:
                 why = refusal(value, plan.question, names, f"{prompt}\n{listing}")
-                if why is None and normalize(value) not in known:
+                again = normalize(value) in known or planned.same_as_item(value)
+                if why is None and not again:
                     known.add(normalize(value))
                     missing.setdefault(name, []).append(value)
                 if sum(map(len, missing.values())) == self.limit:

@@ -162,3 +162,19 @@ def test_the_enumerator_names_a_dimension_named_after_a_document_by_kind(
     found = asyncio.run(lead.missing(direct, [])).values
     # the document itself is not refused as holding its dimension's name
     assert found == {kind: [held.items[0], held.items[1]]}
+
+
+def test_the_enumerator_leaves_out_a_planned_value_written_with_words_added(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    plan = asyncio.run(CorpusPlanner(kb, 6).plan(DISASTERS)).plan
+    first = plan.values[0]
+    answer = {
+        "dimensions": [
+            {"name": "Storms", "values": [f"2022 {first}", "Typhoon Nanmadol"]}
+        ]
+    }
+    lead = ModelEnumerator(scripted(answer), 6, 60.0)
+    found = asyncio.run(lead.missing(plan, [])).values
+    assert found == {"Storms": ["Typhoon Nanmadol"]}
