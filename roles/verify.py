@@ -202,34 +202,36 @@ def verify_findings(
 def one_per_quote(findings: Sequence[Finding]) -> list[Finding]:
     """The findings with one per piece of evidence, across passages and tasks.
 
-    A verified quote is whole sentences (`check`), so a finding whose quote (in
-    normal form) lies within another's rests on evidence that one holds: the
-    finding of the longest quote stands for both, with the facets and values
-    of each, in the place of the first. A sentence found twice, in two passages
-    or by two tasks, or pointed at alone and with the next, is one piece.
+    A verified quote is whole sentences (`check`). Findings that quote the
+    same words (in two passages, or from two tasks) are one, and so is a
+    finding whose quote lies within another's of the same passage (a sentence
+    pointed at alone and with the next). The longest quote stands for its
+    group, with the facets and values of each, in the place of the group's
+    first finding.
     """
-    quotes = [normalize_text(f.quote) for f in findings]
-    longest_first = sorted(range(len(findings)), key=lambda i: -len(quotes[i]))
-    stands_for: dict[int, int] = {}
+    keys = [(f.source.passage_id, f" {normalize_text(f.quote)} ") for f in findings]
+
+    def holds(j: int, i: int) -> bool:
+        (passage_j, quote_j), (passage_i, quote_i) = keys[j], keys[i]
+        return quote_i == quote_j or (passage_i == passage_j and quote_i in quote_j)
+
     standing: list[int] = []
-    for i in longest_first:
-        within = next((j for j in standing if quotes[i] in quotes[j]), None)
-        if within is None:
+    group: dict[int, int] = {}
+    for i in sorted(range(len(findings)), key=lambda i: -len(keys[i][1])):
+        group[i] = next((j for j in standing if holds(j, i)), i)
+        if group[i] == i:
             standing.append(i)
-            within = i
-        stands_for[i] = within
     merged: dict[int, Finding] = {}
     for i, finding in enumerate(findings):
-        j = stands_for[i]
-        seen = merged.get(j, findings[j])
-        if i == j and j not in merged:
-            merged[j] = seen
-            continue
-        merged[j] = seen.model_copy(
-            update={
-                "facet_ids": tuple(dict.fromkeys(seen.facet_ids + finding.facet_ids)),
-                "values": tuple(dict.fromkeys(seen.values + finding.values)),
-            }
-        )
-    first = {j: min(i for i in stands_for if stands_for[i] == j) for j in merged}
-    return [merged[j] for j in sorted(merged, key=lambda j: first[j])]
+        j = group[i]
+        seen = merged.setdefault(j, findings[j])
+        if i != j:
+            merged[j] = seen.model_copy(
+                update={
+                    "facet_ids": tuple(
+                        dict.fromkeys(seen.facet_ids + finding.facet_ids)
+                    ),
+                    "values": tuple(dict.fromkeys(seen.values + finding.values)),
+                }
+            )
+    return list(merged.values())

@@ -28,6 +28,7 @@ IMPACT = "Hurricane_Idalia#9"
 IMPACT_QUOTE = (
     "President Joe Biden said that he had spoken to Florida Governor Ron DeSantis"
 )
+LEAD = "Hurricane_Idalia#0"
 LEAD_QUOTE = "Hurricane Idalia was a powerful and destructive Category 4 hurricane"
 
 
@@ -237,3 +238,14 @@ def test_a_sentence_pointed_at_alone_and_with_the_next_is_one_piece(
     assert merged.quote == kept[1].quote
     assert merged.values == ("Hurricane Idalia", "Florida")
     assert merged.facet_ids == ("f1", "f0")
+
+
+def test_words_within_another_passages_quote_are_evidence_of_their_own(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    short = finding(kb, "The storm killed five people.")
+    longer = finding(
+        kb, "Officials said the storm killed five people.", passage_id=LEAD
+    )
+    assert one_per_quote([short, longer]) == [short, longer]
