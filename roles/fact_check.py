@@ -18,7 +18,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from runtime.models import lead_deadline
-from runtime.reliability import describe
+from runtime.reliability import CONTROL_FLOW, describe
 from runtime.sources import PassageLookup
 from runtime.structured import ModelOutputError, ainvoke_structured
 from state.agents import AgentManifest
@@ -80,6 +80,8 @@ class FactChecker:
             try:
                 answer, spent = await self._judge(batch, sources)
             except Exception as error:  # noqa: BLE001 - told in the judgement
+                if isinstance(error, CONTROL_FLOW):
+                    raise
                 spent = error.usage if isinstance(error, ModelOutputError) else Usage()
                 return Judgement(verdicts, usage + spent, describe(error))
             usage += spent
