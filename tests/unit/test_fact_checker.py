@@ -26,25 +26,33 @@ VERDICTS = {
 }
 
 
-def test_the_fact_checker_refuses_what_its_verdict_says_and_is_counted(
-    fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
-) -> None:
-    # the shipped fact checker, run on the lead's model for this test
+def checked_on(
+    lead: BaseChatModel,
+    fake_models: Callable[[BaseChatModel], str],
+    kb: str,
+    agents: Path,
+) -> Context:
+    """A run whose verifier is the shipped fact checker on the lead's model."""
     shipped = load_registry()["fact_checker"]
-    (tmp_path / "fact_checker.md").write_text(
+    (agents / "fact_checker.md").write_text(
         "---\nname: fact_checker\ndescription: Checks.\ntools: [read]\n"
         f"routable: false\nmodel: lead\n---\n{shipped.system_prompt}\n"
     )
-    lead = scripted(NARROW_PLAN, VERDICTS, NOTHING_MORE, "AI [1].")
-    context = Context(
+    return Context(
         lead_model=fake_models(lead),
         subagent_model=fake_models(FakeResearcher()),
-        kb_path=creative_kb,
+        kb_path=kb,
         max_rounds=0,
-        agents_dir=str(tmp_path),
+        agents_dir=str(agents),
         verifier="fact_checker",
     )
-    state = research(QUESTION, context)
+
+
+def test_the_fact_checker_refuses_what_its_verdict_says_and_is_counted(
+    fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
+) -> None:
+    lead = scripted(NARROW_PLAN, VERDICTS, NOTHING_MORE, "AI [1].")
+    state = research(QUESTION, checked_on(lead, fake_models, creative_kb, tmp_path))
     assert state["dropped"] == {REFUSED: 1}
     assert len(state["findings"]) == 2
     assert sorted(state["fact_checks"].values()) == [False, True, True]
@@ -67,20 +75,8 @@ def test_without_a_model_the_checks_by_code_stand_alone(creative_kb: str) -> Non
 def test_a_verifier_that_fails_leaves_the_run_incomplete_and_says_why(
     fake_models: Callable[[BaseChatModel], str], creative_kb: str, tmp_path: Path
 ) -> None:
-    (tmp_path / "fact_checker.md").write_text(
-        "---\nname: fact_checker\ndescription: Checks.\ntools: [read]\n"
-        "routable: false\nmodel: lead\n---\nJudge each finding.\n"
-    )
     lead = scripted(NARROW_PLAN, "not json", "still not json", NOTHING_MORE, "AI [1].")
-    context = Context(
-        lead_model=fake_models(lead),
-        subagent_model=fake_models(FakeResearcher()),
-        kb_path=creative_kb,
-        max_rounds=0,
-        agents_dir=str(tmp_path),
-        verifier="fact_checker",
-    )
-    state = research(QUESTION, context)
+    state = research(QUESTION, checked_on(lead, fake_models, creative_kb, tmp_path))
     summary = state["report"].summary
     assert len(state["findings"]) == 3 and not state["dropped"]
     assert summary.incomplete is not None
