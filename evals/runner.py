@@ -31,9 +31,14 @@ from evals.metrics import (
 )
 from graphs.research import graph
 from roles.plan import NothingMatchesError
+from roles.verify import verify_findings
 from runtime.context import Context
+from runtime.kb import KnowledgeBase
 from runtime.reliability import describe
+from runtime.sources import PassageLookup, Sources
+from state.findings import Finding, normalize_text
 from state.report import RunSummary
+from state.tasks import TaskResult, tool_evidence
 
 Case = BreadthCase | OutlineCase
 
@@ -74,11 +79,17 @@ async def final_state(question: str, context: Context) -> dict[str, Any]:
     return state
 
 
-def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> CaseScore:
-    """The metrics of one finished run."""
+def score(
+    case: Case,
+    state: dict[str, Any],
+    seconds: float,
+    rounds: int,
+    kb: KnowledgeBase,
+) -> CaseScore:
+    """The metrics of one finished run, `kb` the knowledge base it ran on."""
     findings = state.get("findings", [])
     cited = {f.source.title for f in findings if f.verified}
-    results = state.get("results", {}).values()
+    results = list(state.get("results", {}).values())
     offered = [f for r in results for f in r.findings]
     summary = state["report"].summary
     kept = {f.span_key for f in findings if f.verified}
@@ -92,8 +103,8 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
             [(f.source.passage_id, f.quote, f.claim) for f in offered]
         ),
         "tasks": summary.tasks,
-        "tasks_with_findings": sum(
-            any(f.span_key in kept for f in r.findings) for r in results
+        "tasks_with_findings": tasks_with_verified(
+            results, findings, Sources(kb, tool_evidence(results))
         ),
         "verified_findings": len(kept),
         "dropped_by_reason": dropped_by_reason(summary),
@@ -124,6 +135,31 @@ def score(case: Case, state: dict[str, Any], seconds: float, rounds: int) -> Cas
     )
 
 
+def tasks_with_verified(
+    results: Sequence[TaskResult], findings: Sequence[Finding], sources: PassageLookup
+) -> int:
+    """The tasks with a finding that passed verification and stands in the report.
+
+    Verification rewrites what it keeps (a quote becomes its whole sentences,
+    a claim that says more becomes its quote, findings on one sentence become
+    one), so each task's own findings are checked again, and one counts when
+    its evidence lies within a finding the run kept from the same passage.
+    """
+    kept = [
+        (f.source.passage_id, f" {normalize_text(f.quote)} ")
+        for f in findings
+        if f.verified
+    ]
+
+    def stands(finding: Finding) -> bool:
+        quote = f" {normalize_text(finding.quote)} "
+        return any(p == finding.source.passage_id and quote in q for p, q in kept)
+
+    return sum(
+        any(map(stands, verify_findings(r.findings, sources)[0])) for r in results
+    )
+
+
 def dropped_by_reason(summary: RunSummary) -> dict[str, int]:
     """Findings refused, by why: by a subagent's answer checks, then by `verify`."""
     return dict(Counter(summary.dropped_by_reason) + Counter(summary.refused_by_reason))
@@ -145,7 +181,9 @@ async def run_case(case: Case, context: Context, rounds: int) -> CaseScore:
             return CaseScore(
                 case_id=case.id, kind=kind, max_rounds=rounds, error=describe(error)
             )
-    return score(case, state, time.perf_counter() - started, rounds)
+        seconds = time.perf_counter() - started
+        ran_on = KnowledgeBase(context.kb_path)
+        return await asyncio.to_thread(score, case, state, seconds, rounds, ran_on)
 
 
 def refused(

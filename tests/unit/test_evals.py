@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,12 @@ from evals.datasets import (
     load_breadth,
     outline_cases,
 )
-from evals.runner import evaluate
+from evals.runner import evaluate, tasks_with_verified
+from roles.verify import one_per_quote, verify_findings
 from runtime.kb import KnowledgeBase
+from runtime.text import sentences
+from state.findings import Finding
+from state.tasks import TaskDefinition, TaskResult
 from tests.support import extractive
 
 OUTLINES = {case.id: case for case in outline_cases()}
@@ -153,3 +158,47 @@ def test_a_question_the_knowledge_base_cannot_match_is_a_refusal_scored_zero(
     assert refused.error is None and refused.refused
     assert "Zyxqvor" in refused.refused and refused.heading_soft_recall == 0.0
     assert by_id[known.id].refused is None and by_id[known.id].tasks > 0
+
+
+def test_a_task_counts_when_its_finding_stands_rewritten_or_merged(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    florida = kb.passage("Hurricane_Idalia#10")
+    assert florida is not None
+    first, second, *_ = sentences(florida.text)
+
+    def found(quote: str, claim: str) -> Finding:
+        return Finding(
+            claim=claim,
+            quote=quote,
+            source=florida.source(),
+            facet_ids=("f0",),
+            values=("Hurricane Idalia",),
+        )
+
+    def result(task_id: str, *findings: Finding) -> TaskResult:
+        task = TaskDefinition(
+            task_id=task_id,
+            run_id="r",
+            agent_id="researcher",
+            facet_id="f0",
+            question="Which storms struck?",
+            brief="Hurricane Idalia.",
+            values=("Hurricane Idalia",),
+            acceptance="a quoted finding",
+        )
+        return TaskResult.of(
+            task, findings=findings, errors=[], started_at=datetime.now(UTC), seconds=0
+        )
+
+    results = [
+        # its claim says more than its evidence: kept as its quote
+        result("says-more", found(first, f"Experts feared that {first}")),
+        # one sentence, kept within the next task's two
+        result("within", found(first, first)),
+        result("both", found(f"{first} {second}", f"{first} {second}")),
+        result("refused", found("Idalia destroyed the Moon entirely.", "No.")),
+    ]
+    kept, _ = verify_findings([f for r in results for f in r.findings], kb)
+    assert tasks_with_verified(results, one_per_quote(kept), kb) == 3
