@@ -33,7 +33,7 @@ from graphs.research import graph
 from roles.plan import NothingMatchesError
 from roles.verify import verify_findings
 from runtime.context import Context
-from runtime.kb import KnowledgeBase
+from runtime.kb import KnowledgeBase, knowledge_base
 from runtime.reliability import describe
 from runtime.sources import PassageLookup, Sources
 from state.findings import Finding, normalize_text
@@ -182,7 +182,7 @@ async def run_case(case: Case, context: Context, rounds: int) -> CaseScore:
                 case_id=case.id, kind=kind, max_rounds=rounds, error=describe(error)
             )
         seconds = time.perf_counter() - started
-        ran_on = KnowledgeBase(context.kb_path)
+        ran_on = knowledge_base(context.kb_path)
         return await asyncio.to_thread(score, case, state, seconds, rounds, ran_on)
 
 

@@ -114,7 +114,8 @@ class KnowledgeBase:
         self._rowids: dict[str, int] = {}
         self._rowids_version: tuple[int, int, int, int] | None = None
         if self.path.is_dir():
-            built = self.path.with_name(f"{self.path.name}.sqlite")
+            folder = self.path if self.path.name else self.path.resolve()
+            built = folder.parent / f"{folder.name or 'kb'}.sqlite"
             raise KnowledgeBaseError(
                 f"{self.path} is a folder, not a knowledge base file; build one of "
                 f"it with `delegator ingest {self.path} --kb {built}`"

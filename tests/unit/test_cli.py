@@ -159,6 +159,16 @@ def test_a_folder_given_as_the_knowledge_base_is_told_how_to_build_one(
     assert f"`delegator ingest {docs} --kb {docs}.sqlite`" in err
 
 
+def test_the_current_folder_given_as_the_knowledge_base_is_told_how_to_build_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    monkeypatch.chdir(docs)
+    assert main(["research", "why", "--kb", "."]) == 4
+    assert f"--kb {docs}.sqlite`" in capsys.readouterr().err
+
+
 def test_debug_shows_the_traceback_and_keeps_the_exit_code(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

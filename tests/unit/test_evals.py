@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import runtime.kb
 from cli import exits
 from cli.main import main
 from evals.datasets import (
@@ -19,7 +20,7 @@ from evals.datasets import (
 )
 from evals.runner import evaluate, tasks_with_verified
 from roles.verify import one_per_quote, verify_findings
-from runtime.kb import KnowledgeBase
+from runtime.kb import KnowledgeBase, knowledge_base
 from runtime.text import sentences
 from state.findings import Finding
 from state.tasks import TaskDefinition, TaskResult
@@ -88,6 +89,30 @@ def test_the_runner_scores_outline_and_breadth_cases(freshwiki_kb: str) -> None:
     assert 0.0 < disasters.claimed_coverage <= 1.0
     assert disasters.tokens_per_finding is None  # extractive: no model tokens
     assert all(n > 0 for n in disasters.dropped_by_reason.values())
+
+
+def test_a_breadth_case_scores_on_the_shipped_knowledge_base(
+    freshwiki_kb: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --kb: the case runs and is scored on the shipped index."""
+    shipped = tmp_path / "kb.sqlite"
+    shipped.write_bytes(Path(freshwiki_kb).read_bytes())
+    monkeypatch.setattr(runtime.kb, "DEFAULT_KB_PATH", shipped)
+    knowledge_base.cache_clear()
+    try:
+        [scored] = asyncio.run(
+            evaluate(
+                [load_breadth()[0]],
+                extractive("", max_rounds=0),
+                ablation=False,
+                concurrency=1,
+                console=None,
+            )
+        )
+    finally:
+        knowledge_base.cache_clear()
+    assert scored.error is None
+    assert 0 < scored.tasks_with_findings <= scored.tasks
 
 
 def test_the_eval_command_compares_with_and_without_redelegation(
