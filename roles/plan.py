@@ -24,6 +24,7 @@ from roles.grounding import (
 )
 from runtime.kb import KnowledgeBase, Passage
 from runtime.kinds import Kinds, document_kinds
+from runtime.language import kb_language, language
 from runtime.models import lead_deadline
 from runtime.reliability import describe
 from runtime.structured import (
@@ -31,7 +32,7 @@ from runtime.structured import (
     ainvoke_structured,
     schema_instructions,
 )
-from runtime.text import terms
+from runtime.text import proper_names, terms
 from state.plan import (
     CoveragePlan,
     Dimension,
@@ -436,17 +437,30 @@ def check_matches(kb: KnowledgeBase, question: str) -> None:
     Each content word weighs its rarity (inverse document frequency; a word no
     passage holds weighs most). Relevance ranked against the best hit has no
     floor, so without this a question in another language or on a subject the
-    corpus lacks would be planned on whatever it happened to reach.
+    corpus lacks would be planned on whatever it happened to reach. A question
+    that leaves more than 1 - KNOWN_SHARE of its weight unknown is still
+    planned when it is in the knowledge base's language, most of its words
+    are known and no unknown one is a name it writes: a word or two the corpus
+    lacks ("flopped", "setbacks") leaves the rest of the question to search
+    on, a name it lacks ("a briefing on Zillennials") is its subject.
     """
     words = [w for w in dict.fromkeys(terms(question)) if not w.isdigit()]
     frequencies = kb.document_frequencies(words)
     weight = {w: math.log(1 + kb.size / (1 + frequencies[w])) for w in words}
     unknown = [w for w in words if not frequencies[w]]
-    if sum(weight[w] for w in unknown) > (1 - KNOWN_SHARE) * sum(weight.values()):
-        raise NothingMatchesError(
-            f"nothing in the knowledge base matches {question!r}: no passage holds "
-            f"{', '.join(repr(w) for w in unknown)}"
+    if sum(weight[w] for w in unknown) <= (1 - KNOWN_SHARE) * sum(weight.values()):
+        return
+    why = f"no passage holds {', '.join(repr(w) for w in unknown)}"
+    if 2 * len(unknown) < len(words) and not proper_names(question) & set(unknown):
+        asked, held = language(question), kb_language(kb)
+        if asked == held:
+            return
+        why = (
+            f"the question reads as language '{asked}', the knowledge base as '{held}'"
         )
+    raise NothingMatchesError(
+        f"nothing in the knowledge base matches {question!r}: {why}"
+    )
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ def test_broad_question_on_one_subject_is_split_by_section(freshwiki_kb: str) ->
         "Quetzalcoatlus wingspan?",
         "¿Cuáles fueron los desastres naturales más graves de 2022?",
         "Zorbulon festival of glimmerfish in 2022",
+        "Which films and albums did Zorbulon release in 2022?",  # a name it lacks
         "Was ist der Klimawandel?",
     ],
 )
