@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -30,8 +31,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import InjectedState
 from pydantic import SecretStr
 
+from roles.verify import MIN_QUOTE_WORDS
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe, shorten
+from runtime.text import WORD
 from state.evidence import ToolEvidence, evidence_id
 from state.tasks import TaskDefinition
 from subagents.evidence import (
@@ -43,6 +46,8 @@ from subagents.evidence import (
     recorded_excerpt,
 )
 
+ECHOED = "[the call's own words]"
+"""What stands in a tool's output for an argument it repeated (`without_echo`)."""
 FETCH_CHARS = 4000
 FETCH_TIMEOUT_S = 10.0
 TOOL_NAMES = ("search", "read", "web_fetch", "web_search")
@@ -185,7 +190,7 @@ def shown_evidence(
     tool: str, args: Mapping[str, Any], text: str, url: str | None = None
 ) -> tuple[str, list[Excerpt]]:
     """A tool's output recorded as evidence, and the excerpt that shows it."""
-    text = text.strip()[:MAX_OUTPUT_CHARS]
+    text = without_echo(text.strip()[:MAX_OUTPUT_CHARS], args)
     if not text:
         return NOTHING_FOUND, []
     called = shorten(json.dumps(dict(args), default=str, ensure_ascii=False), 200)
@@ -193,6 +198,33 @@ def shown_evidence(
         evidence_id=evidence_id(tool, text), tool=tool, args=called, url=url, text=text
     )
     return f"Result of {tool}", [recorded_excerpt(record)]
+
+
+def without_echo(text: str, args: Mapping[str, Any]) -> str:
+    """`text` with the call's own long arguments blanked out as ECHOED.
+
+    A tool that repeats its query ("No results for: <query>") would make the
+    model's words evidence. An argument of MIN_QUOTE_WORDS words or more (a
+    quote's least) is the model's, wherever the output repeats it; a shorter
+    one, such as a name searched for, stays: results name what was asked.
+    """
+    for value in _strings(args):
+        words = WORD.findall(value)
+        if len(words) >= MIN_QUOTE_WORDS:
+            echo = r"[\W_]+".join(map(re.escape, words))
+            text = re.sub(rf"(?<![^\W_]){echo}(?![^\W_])", ECHOED, text, flags=re.I)
+    return text
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a tool call's arguments, however nested."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def as_text(output: Any) -> str:

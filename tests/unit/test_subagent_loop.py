@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,11 +14,12 @@ from runtime.kb import KnowledgeBase
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
 from subagents.contract import FINISH_PROMPT
+from subagents.evidence import Excerpt
 from subagents.gates import GatePolicy, Gates
 from subagents.llm_agent import ToolCalling, text_tool_calls
 from subagents.loop import Loop
 from subagents.state import agent_input
-from subagents.tools import as_evidence, make_tools
+from subagents.tools import ECHOED, as_evidence, make_tools
 from tests.support import agent_loop_of
 from tests.unit.fakes import AnsweringModel, Scripted
 
@@ -194,3 +196,53 @@ def test_nothing_found_after_a_tool_raised_fails_as_that_tool_did(
     out = with_broken_tool(OnlyTheBrokenTool(), creative_kb)
     assert out["findings"] == [] and out["failure"] == "error"
     assert out["errors"] == ["broken failed: 'music'"]
+
+
+CLAIM = "AI music generators replaced every human composer in 2023"
+
+
+def echo(query: str) -> str:
+    """A tool that repeats its query when it finds nothing."""
+    return f"No results were found for: {query}."
+
+
+class ClaimsThroughAnEcho(AnsweringModel):
+    """Searches with its claim as the query, then cites what came back."""
+
+    turn: int = 0
+
+    def answer(self, messages: list[BaseMessage]) -> AIMessage:
+        self.turn += 1
+        if self.turn == 1:
+            call = {"name": "echo", "args": {"query": CLAIM}, "id": "c1"}
+            return AIMessage("", tool_calls=[call])
+        finding = {"evidence": "E1", "sentences": [1], "claim": CLAIM}
+        return AIMessage(json.dumps({"findings": [finding]}))
+
+
+def test_a_tool_repeating_the_models_words_does_not_make_them_evidence(
+    creative_kb: str,
+) -> None:
+    tools = {"echo": as_evidence(tool(echo), "echo")}
+    user = manifest(4).model_copy(update={"tools": ("echo",)})
+    gates = Gates(user, GatePolicy(approved=frozenset({"echo"})), frozenset(tools))
+    driver = ToolCalling(ClaimsThroughAnEcho(), list(tools.values()))
+    loop = Loop(user, driver, tools, gates, KnowledgeBase(creative_kb))
+    out = dict(asyncio.run(loop.run(agent_input("Search.", TASK))))
+    assert not any("composer" in f.quote for f in out["findings"])
+
+
+def shown_by_echo(query: str) -> list[Excerpt]:
+    """What the echoing tool, wrapped as tools are, shows for `query`."""
+    call = {"type": "tool_call", "name": "echo", "args": {"query": query}, "id": "c"}
+    message = asyncio.run(as_evidence(tool(echo), "echo").ainvoke(call))
+    return list(message.artifact)
+
+
+def test_tool_evidence_blanks_a_long_argument_it_repeats_but_not_a_name() -> None:
+    [repeated] = shown_by_echo(CLAIM)
+    assert repeated["record"] is not None
+    assert "composer" not in repeated["record"].text
+    assert ECHOED in " ".join(repeated["sentences"])
+    [named] = shown_by_echo("Storm Eunice")
+    assert "Storm Eunice" in " ".join(named["sentences"])
