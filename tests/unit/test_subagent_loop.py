@@ -228,7 +228,7 @@ def test_a_tool_repeating_the_models_words_does_not_make_them_evidence(
     gates = Gates(user, GatePolicy(approved=frozenset({"echo"})), frozenset(tools))
     driver = ToolCalling(ClaimsThroughAnEcho(), list(tools.values()))
     loop = Loop(user, driver, tools, gates, KnowledgeBase(creative_kb))
-    out = dict(asyncio.run(loop.run(agent_input("Search.", TASK))))
+    out: dict[str, Any] = dict(asyncio.run(loop.run(agent_input("Search.", TASK))))
     assert not any("composer" in f.quote for f in out["findings"])
 
 
