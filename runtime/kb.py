@@ -125,6 +125,11 @@ class KnowledgeBase:
                 f"no knowledge base at {self.path}; build one with "
                 f"`delegator ingest PATH --kb {self.path}`"
             )
+        if not self.path.stat().st_size:
+            raise KnowledgeBaseError(
+                f"{self.path} is an empty file; build a knowledge base in it with "
+                f"`delegator ingest PATH --kb {self.path}`"
+            )
         with self._reading() as db:
             _check_format(db, self.path)
             self.size = db.execute("SELECT count(*) FROM passages").fetchone()[0]

@@ -75,6 +75,15 @@ def test_not_a_knowledge_base_is_a_clear_error(tmp_path: Any) -> None:
         research("floods", extractive(str(bogus)))
 
 
+def test_an_empty_file_as_knowledge_base_is_told_how_to_build_one(
+    tmp_path: Any,
+) -> None:
+    empty = tmp_path / "new.sqlite"
+    empty.touch()
+    with pytest.raises(KnowledgeBaseError, match="empty file; build a knowledge base"):
+        research("floods", extractive(str(empty)))
+
+
 def test_a_remote_model_without_key_or_endpoint_says_what_to_set(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
