@@ -163,7 +163,10 @@ def parser() -> argparse.ArgumentParser:
         "--limit", type=positive, help="run only the first N cases (1 or more)"
     )
     evaluate.add_argument(
-        "--concurrency", type=positive, default=2, help="cases run at once (default 2)"
+        "--concurrency",
+        type=positive,
+        default=2,
+        help="cases run at once (default 2; no more than a local engine's slots)",
     )
     evaluate.add_argument("--kb", help="knowledge base of breadth cases")
     add_set_option(evaluate)

@@ -34,6 +34,8 @@ from roles.plan import NothingMatchesError
 from roles.verify import verify_findings
 from runtime.context import Context
 from runtime.kb import KnowledgeBase, knowledge_base
+from runtime.local_engine import slots as local_slots
+from runtime.models import resolve_spec
 from runtime.reliability import describe
 from runtime.sources import PassageLookup, Sources
 from state.findings import Finding, normalize_text
@@ -211,6 +213,19 @@ def refused(
     )
 
 
+def cases_at_once(context: Context, asked: int) -> int:
+    """`asked`, but no more cases than a local engine the run uses serves at once.
+
+    Cases beyond its slots would queue at the engine, and a lead's deadline
+    (planning within `lead_timeout_s`) would count the wait behind another
+    case's calls.
+    """
+    roles = (context.model("lead"), context.model("subagent"))
+    if any(resolve_spec(role.spec).startswith("local:") for role in roles):
+        return max(1, min(asked, local_slots()))
+    return max(1, asked)
+
+
 async def evaluate(
     cases: Sequence[Case],
     context: Context,
@@ -222,7 +237,7 @@ async def evaluate(
     """Every case (twice with `ablation`: without and with re-delegation)."""
     rounds = [0, context.max_rounds] if ablation else [context.max_rounds]
     jobs = [(case, r) for case in cases for r in rounds]
-    slots = asyncio.Semaphore(max(1, concurrency))
+    slots = asyncio.Semaphore(cases_at_once(context, concurrency))
     progress = Progress(
         TextColumn("eval"), BarColumn(), MofNCompleteColumn(), console=console
     )

