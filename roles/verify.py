@@ -35,10 +35,9 @@ from runtime.text import (
     sentences,
     stems,
 )
-from state.findings import Finding, normalize_text
+from state.findings import MIN_QUOTE_WORDS, Finding, normalize_text
 from state.plan import normalize
 
-MIN_QUOTE_WORDS = 5
 CLAIM_SUPPORT = 0.6
 """Share of a claim's content words that its quote's sentences must hold."""
 UNKNOWN_PASSAGE = "cites an unknown passage"

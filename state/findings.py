@@ -6,6 +6,9 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MIN_QUOTE_WORDS = 5
+"""The fewest words a quote may have: fewer say nothing checkable."""
+
 
 class Source(BaseModel):
     """One passage of the knowledge base that a finding cites."""

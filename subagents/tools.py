@@ -31,11 +31,11 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import InjectedState
 from pydantic import SecretStr
 
-from roles.verify import MIN_QUOTE_WORDS
 from runtime.kb import KnowledgeBase
 from runtime.reliability import describe, shorten
 from runtime.text import WORD
 from state.evidence import ToolEvidence, evidence_id
+from state.findings import MIN_QUOTE_WORDS
 from state.tasks import TaskDefinition
 from subagents.evidence import (
     NOTHING_FOUND,
