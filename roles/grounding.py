@@ -74,9 +74,12 @@ class Holdings:
         if not isinstance(value, str):
             return None
         written = stems(value)
-        held = [item for item in self.items if len(stems(item)) > 1]
-        matching = [item for item in held if stems(item) <= written]
-        return max(matching, key=lambda item: len(stems(item)), default=None)
+        matching = [
+            (len(words), item)
+            for item in self.items
+            if len(words := stems(item)) > 1 and words <= written
+        ]
+        return max(matching, key=lambda m: m[0], default=(0, None))[1]
 
     def holds(self, value: str) -> bool:
         """Whether `value` is one of the listed items."""
