@@ -8,7 +8,7 @@ import time
 from langgraph.runtime import Runtime
 
 from roles.render import facet_sections, number_citations, render_markdown
-from roles.synthesis import synthesizer
+from roles.synthesis import Checked, synthesizer
 from runtime.context import Context
 from runtime.models import load_chat_model
 from runtime.reliability import describe, failure_kind, settle
@@ -32,8 +32,8 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
     table = coverage_table(plan, findings, ctx.min_findings_per_value)
     gaps = [r.value for r in table if r.status != "covered"]
     citations = number_citations(plan, findings)
-    lead, markers, sentences = state.get("lead_usage", Usage()), 0, 0
-    text: str | None = None
+    lead = state.get("lead_usage", Usage())
+    checked = Checked(None)
     lost = False
     model = await asyncio.to_thread(load_chat_model, ctx.model("lead"))
     writer = synthesizer(model, ctx.lead_timeout_s, ctx.lead_max_tokens)
@@ -42,11 +42,11 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             writer.synthesize(plan.question, findings, citations, gaps)
         )
         if isinstance(outcome, Exception):
-            text = f"_No synthesis: the lead model failed ({describe(outcome)})._"
+            failed = f"_No synthesis: the lead model failed ({describe(outcome)})._"
+            checked = Checked(failed)
             lost = failure_kind(outcome) == "unreachable"
         else:
-            text, lead = outcome.text, lead + outcome.usage
-            markers, sentences = outcome.citations_dropped, outcome.sentences_dropped
+            checked, lead = outcome.checked, lead + outcome.usage
     summary = RunSummary.of(
         results,
         history,
@@ -54,8 +54,9 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         dropped=state.get("dropped", {}),
         refused=refused_by_reason(results),
         lead=lead,
-        citations_dropped=markers,
-        sentences_dropped=sentences,
+        citations_dropped=checked.citations_dropped,
+        sentences_dropped=checked.sentences_dropped,
+        sentences_unsupported=checked.sentences_unsupported,
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
         verifier=state.get("fact_check_usage", Usage()),
@@ -70,7 +71,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             table,
             summary,
             results,
-            text,
+            checked.text,
             history[-1].stopped if history else None,
             state.get("blocked", {}),
         ),

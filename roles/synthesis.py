@@ -2,7 +2,9 @@
 
 Extractive mode has no synthesis: its report is the quoted findings alone.
 The synthesis is checked sentence by sentence: markers that name no source are
-removed, and a sentence that cites no source is dropped.
+removed; a sentence that cites no source is dropped, and so is one the findings
+it cites do not support, by the same check a finding's claim passes against its
+quote (`roles.verify.supports`). What the opening says, its sources say.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from roles.verify import supports
 from runtime.models import lead_deadline
 from runtime.structured import call_model, message_text
 from runtime.text import cited_sentences, whole_sentences
@@ -37,42 +40,80 @@ Markdown text only, no heading."""
 
 
 @dataclass(frozen=True)
-class Synthesis:
-    """The checked synthesis (None when no sentence stood), what was cut, cost."""
+class Cited:
+    """What one citation number stands for: its findings' words, its source's title."""
+
+    evidence: str
+    subject: str
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The synthesis as checked (None when no sentence stood) and what was cut.
+
+    `sentences_dropped` cited no source; `sentences_unsupported` cited sources
+    that do not back them.
+    """
 
     text: str | None
-    citations_dropped: int
-    sentences_dropped: int
+    citations_dropped: int = 0
+    sentences_dropped: int = 0
+    sentences_unsupported: int = 0
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """The checked synthesis and what it cost."""
+
+    checked: Checked
     usage: Usage
 
 
-def check_citations(text: str, valid: set[int]) -> tuple[str | None, int, int]:
-    """Keep the sentences that say something and cite a source.
+def cited_evidence(
+    findings: Sequence[Finding], citations: dict[str, Citation]
+) -> dict[int, Cited]:
+    """Each citation number's evidence: the claims and quotes of its findings."""
+    words: dict[int, list[str]] = {}
+    titles: dict[int, str] = {}
+    for finding in findings:
+        number = citations[finding.source.passage_id].number
+        words.setdefault(number, []).extend((finding.claim, finding.quote))
+        titles[number] = finding.source.title
+    return {n: Cited(" ".join(said), titles[n]) for n, said in words.items()}
 
-    A marker naming no source is removed with the space before it; a sentence
+
+def check_citations(text: str, sources: dict[int, Cited]) -> Checked:
+    """Keep the sentences that say something their cited sources support.
+
+    A marker naming no source is removed with the space before it. A sentence
     left with no valid marker, or with no word besides its markers and list
-    numbers ("1. [20]"), is dropped. Returns the text (None when nothing
-    stood), the markers removed and the sentences dropped.
+    numbers ("1. [20]"), is dropped; so is one that the evidence of its valid
+    markers, taken together, does not support.
     """
-    markers = sentences = 0
+    markers = dropped = unsupported = 0
     paragraphs = []
     for paragraph in re.split(r"\n\s*\n", text.strip()):
         kept = []
         for sentence in cited_sentences(paragraph):
             cited = [int(n) for n in _CITATION.findall(sentence)]
-            markers += sum(n not in valid for n in cited)
+            markers += sum(n not in sources for n in cited)
+            backing = [sources[n] for n in dict.fromkeys(cited) if n in sources]
             said = _CITATION.sub(" ", sentence)
-            if not valid.intersection(cited) or not any(c.isalpha() for c in said):
-                sentences += 1
+            if not backing or not any(c.isalpha() for c in said):
+                dropped += 1
                 continue
-            kept.append(_INVALID.sub(lambda m: _keep_if(m, valid), sentence).strip())
+            evidence = " ".join(c.evidence for c in backing)
+            if not supports(said, evidence, " ".join(c.subject for c in backing)):
+                unsupported += 1
+                continue
+            kept.append(_INVALID.sub(lambda m: _keep_if(m, sources), sentence).strip())
         if kept:
             paragraphs.append(" ".join(kept))
-    return ("\n\n".join(paragraphs) or None), markers, sentences
+    return Checked("\n\n".join(paragraphs) or None, markers, dropped, unsupported)
 
 
-def _keep_if(marker: re.Match[str], valid: set[int]) -> str:
-    return marker.group(0) if int(marker.group(1)) in valid else ""
+def _keep_if(marker: re.Match[str], sources: dict[int, Cited]) -> str:
+    return marker.group(0) if int(marker.group(1)) in sources else ""
 
 
 @dataclass(frozen=True)
@@ -106,12 +147,11 @@ class Synthesizer:
                     ),
                 ],
             )
-        valid = {c.number for c in citations.values()}
         written = message_text(answer)
         if answer.response_metadata.get("finish_reason") == "length":
             written = whole_sentences(written)
-        text, markers, sentences = check_citations(written, valid)
-        return Synthesis(text, markers, sentences, Usage.of(answer))
+        checked = check_citations(written, cited_evidence(findings, citations))
+        return Synthesis(checked, Usage.of(answer))
 
 
 def evidence_line(number: int, finding: Finding) -> str:

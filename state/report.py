@@ -96,6 +96,10 @@ class RunSummary(BaseModel):
     sentences_dropped: int = Field(
         default=0, description="Synthesis sentences that cited no source."
     )
+    sentences_unsupported: int = Field(
+        default=0,
+        description="Synthesis sentences that the findings they cite do not support.",
+    )
     tokens: int = Field(default=0, description="All model tokens of the run.")
     tokens_by_role: dict[str, int] = Field(
         default_factory=dict,
@@ -141,6 +145,7 @@ class RunSummary(BaseModel):
         refused: dict[str, int] | None = None,
         citations_dropped: int,
         sentences_dropped: int,
+        sentences_unsupported: int = 0,
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
         verifier: Usage | None = None,
@@ -178,6 +183,7 @@ class RunSummary(BaseModel):
             refused_by_reason=refused or {},
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
+            sentences_unsupported=sentences_unsupported,
             tokens=sum(r.tokens for r in results) + lead.tokens + verifier.tokens,
             tokens_by_role={
                 "lead": lead.tokens,

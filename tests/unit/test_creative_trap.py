@@ -33,7 +33,11 @@ NARROW_PLAN: dict[str, Any] = {
 }
 ENUMERATION = {"dimensions": [{"name": "medium", "values": MISSED}]}
 NOTHING_MORE: dict[str, Any] = {"dimensions": []}
-SYNTHESIS = "AI now touches every medium [1][2], music included [4]; see also [99]."
+SUPPORTED = (
+    "Illustrators argue image generators were trained on their portfolios without "
+    "consent [1][2], and music generators compose full songs [4]; see also"
+)
+SYNTHESIS = f"{SUPPORTED} [99]. AI now touches every medium [1]."
 
 
 def walk(value: Any) -> list[Any]:
@@ -91,12 +95,16 @@ def test_no_subagent_message_reaches_the_coordinator(run: dict[str, Any]) -> Non
     assert all(r.steps >= 3 for r in run["results"].values())  # they did use tools
 
 
-def test_lead_synthesis_keeps_only_citations_that_exist(run: dict[str, Any]) -> None:
+def test_lead_synthesis_keeps_only_what_existing_citations_support(
+    run: dict[str, Any],
+) -> None:
     report = run["report"]
     assert "## Summary" in report.markdown
-    assert "every medium [1][2], music included [4]; see also." in report.markdown
+    assert f"{SUPPORTED}." in report.markdown
     assert "[99]" not in report.markdown
+    assert "every medium" not in report.markdown
     assert report.summary.citations_dropped == 1
+    assert report.summary.sentences_unsupported == 1
     assert len(report.citations) == 6
 
 

@@ -1,5 +1,5 @@
-"""The lead's synthesis: checked sentence by sentence against the sources, bounded
-in length, and never ending in a sentence its length limit cut."""
+"""The lead's synthesis: checked sentence by sentence against the sources it cites,
+bounded in length, and never ending in a sentence its length limit cut."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.synthesis import (
     SYNTHESIS_MAX_TOKENS,
+    Cited,
     check_citations,
+    cited_evidence,
     evidence_line,
     synthesizer,
 )
@@ -21,6 +23,17 @@ from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, Source
 from state.report import Citation
 from tests.unit.fakes import Scripted
+
+SAYS_IT_ALL = Cited(
+    "Floods hit Pakistan. Storms came and hit Britain. Every medium, music too, "
+    "see also. The U.S. was hit. Then more storms. A second paragraph.",
+    "Notes",
+)
+
+
+def backing_all(*numbers: int) -> dict[int, Cited]:
+    """Sources that each support every sentence the marker tests write."""
+    return dict.fromkeys(numbers, SAYS_IT_ALL)
 
 
 @pytest.mark.parametrize(
@@ -38,8 +51,12 @@ from tests.unit.fakes import Scripted
 def test_sentences_without_a_valid_citation_are_dropped(
     text: str, stands: bool, markers: int, sentences: int
 ) -> None:
-    checked, removed, dropped = check_citations(text, {1, 2, 3, 4})
-    assert (removed, dropped) == (markers, sentences)
+    outcome = check_citations(text, backing_all(1, 2, 3, 4))
+    checked = outcome.text
+    assert (outcome.citations_dropped, outcome.sentences_dropped) == (
+        markers,
+        sentences,
+    )
     assert (checked is not None) == stands
     if checked is not None:
         assert all("[" in s for s in cited_sentences(checked))
@@ -48,9 +65,61 @@ def test_sentences_without_a_valid_citation_are_dropped(
 
 
 def test_paragraphs_and_abbreviations_survive() -> None:
-    text = "The U.S. was hit [1]. Then more [2].\n\nA second paragraph [3]."
-    checked, _, _ = check_citations(text, {1, 2, 3})
-    assert checked == text
+    text = "The U.S. was hit [1]. Then more storms [2].\n\nA second paragraph [3]."
+    assert check_citations(text, backing_all(1, 2, 3)).text == text
+
+
+BOX_OFFICE = {
+    1: Cited(
+        "Minions: The Rise of Gru grossed over $939 million worldwide, "
+        "the sixth-highest-grossing film of 2022.",
+        "Minions: The Rise of Gru",
+    ),
+    2: Cited(
+        "The film was released in the United States on April 22, 2022. "
+        "It grossed $69 million against a budget of $70-90 million.",
+        "The Northman",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "stands"),
+    [
+        ("Minions: The Rise of Gru grossed over $939 million worldwide. [1]", True),
+        # What the question asks, cited to evidence that does not say it.
+        ("The film flopped or thrived at the box office in 2022. [2]", False),
+        # A number, a name or a negation its source does not write.
+        ("Minions: The Rise of Gru grossed over $950 million worldwide. [1]", False),
+        ("The Northman grossed $69 million in Canada. [2]", False),
+        ("The Northman was not released in the United States. [2]", False),
+        # Supported only by its two sources together, each named by its marker.
+        (
+            "Minions grossed over $939 million [1], and The Northman grossed "
+            "$69 million [2].",
+            True,
+        ),
+        # The right words, cited to the wrong source.
+        ("Minions: The Rise of Gru grossed over $939 million worldwide. [2]", False),
+    ],
+)
+def test_a_sentence_stands_only_where_the_sources_it_cites_support_it(
+    sentence: str, stands: bool
+) -> None:
+    checked = check_citations(sentence, BOX_OFFICE)
+    assert (checked.text == sentence) == stands
+    assert checked.sentences_unsupported == (not stands)
+    assert checked.sentences_dropped == 0
+
+
+def test_a_finding_backs_its_number_with_its_claim_quote_and_title() -> None:
+    findings, citations = sources()
+    told = findings[0].model_copy(update={"claim": "Eunice reached Wales."})
+    evidence = cited_evidence([told, findings[1]], citations)
+    assert evidence[1] == Cited(
+        f"Eunice reached Wales. {findings[0].quote}", "Storm Eunice"
+    )
+    assert evidence[2].subject == "Cyclone Mocha"
 
 
 def test_the_lead_reads_a_quote_only_where_the_claim_says_something_else() -> None:
@@ -90,14 +159,18 @@ class CutShort(Scripted):
 
 def sources() -> tuple[list[Finding], dict[str, Citation]]:
     findings, citations = [], {}
-    for n, title in enumerate(("Storm Eunice", "Cyclone Mocha"), start=1):
+    struck = {
+        "Storm Eunice": "Storm Eunice struck Britain in February 2022.",
+        "Cyclone Mocha": "Cyclone Mocha struck Myanmar in May 2023.",
+    }
+    for n, (title, said) in enumerate(struck.items(), start=1):
         source = Source(
             doc_id=title, passage_id=f"{title}#0", title=title, section="Summary"
         )
         findings.append(
             Finding(
-                claim=f"{title} struck.",
-                quote=f"{title} struck.",
+                claim=said,
+                quote=said,
                 source=source,
                 facet_ids=("f0",),
                 values=(title,),
@@ -114,7 +187,7 @@ def test_a_synthesis_cut_by_its_length_limit_loses_only_the_cut_sentence() -> No
     findings, citations = sources()
     done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
     assert model.asked == [{"max_tokens": SYNTHESIS_MAX_TOKENS}]  # not the lead's 2048
-    assert done.text == (
+    assert done.checked.text == (
         "Storm Eunice struck Britain in February 2022 [1]. "
         "Cyclone Mocha struck Myanmar in May 2023 [2]."
     )
