@@ -2,9 +2,11 @@
 
 Extractive mode has no synthesis: its report is the quoted findings alone.
 The synthesis is checked sentence by sentence: markers that name no source are
-removed; a sentence that cites no source is dropped, and so is one the findings
-it cites do not support, by the same check a finding's claim passes against its
-quote (`roles.verify.supports`). What the opening says, its sources say.
+removed and a sentence that cites no source is dropped. A sentence must be
+supported by the findings it cites, by the same check a finding's claim passes
+against its quote (`roles.verify.supports`); one they do not support is cited to
+a finding that says all of it, or dropped. What the opening says, its sources
+say.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from roles.verify import supports
+from roles.verify import restates, supports
 from runtime.models import lead_deadline
 from runtime.structured import call_model, message_text
 from runtime.text import cited_sentences, whole_sentences
-from state.findings import Finding
+from state.findings import Finding, normalize_text
 from state.report import Citation
 from state.usage import Usage
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _INVALID = re.compile(r"\s*\[(\d+)\]")
+_LEADING = r"[ \t]*(?:[-*•]|\d+[.)])?[ \t]*\[\d+\]"
+_LED_LINES = re.compile(rf"\n(?={_LEADING})")
+_LEADING_MARKERS = re.compile(rf"^(?:{_LEADING})(?:[ \t]*\[\d+\])*(?=[ \t]*\S)")
 
 SYNTHESIS_MAX_TOKENS = 1024
 """The longest synthesis. Four short paragraphs need far fewer tokens; a small
@@ -51,14 +56,27 @@ class Cited:
 class Checked:
     """The synthesis as checked (None when no sentence stood) and what was cut.
 
-    `sentences_dropped` cited no source; `sentences_unsupported` cited sources
-    that do not back them.
+    `sentences_dropped` cited no source or repeated a kept one;
+    `sentences_unsupported` cited sources that do not back them, and no source
+    says them; `sentences_recited` are cited to the sources that say them, in
+    place of those they named.
     """
 
     text: str | None
     citations_dropped: int = 0
     sentences_dropped: int = 0
     sentences_unsupported: int = 0
+    sentences_recited: int = 0
+
+    def shown(self) -> str | None:
+        """What the report shows: the text, or a line saying every sentence was cut."""
+        cut = self.sentences_dropped + self.sentences_unsupported
+        if self.text is not None or not cut:
+            return self.text
+        return (
+            f"_No summary: none of the {cut} sentence(s) the lead wrote cites a "
+            "finding that supports it._"
+        )
 
 
 @dataclass(frozen=True)
@@ -87,29 +105,78 @@ def check_citations(text: str, sources: dict[int, Cited]) -> Checked:
 
     A marker naming no source is removed with the space before it. A sentence
     left with no valid marker, or with no word besides its markers and list
-    numbers ("1. [20]"), is dropped; so is one that the evidence of its valid
-    markers, taken together, does not support.
+    numbers ("1. [20]"), is dropped, and so is the repeat of a kept one. A
+    sentence that the evidence of its markers, taken together, does not
+    support is cited instead to the sources that each say all of it: a model
+    that copies a line of evidence under the wrong number chose the line, and
+    code cites it. With no such source it is dropped as unsupported.
     """
-    markers = dropped = unsupported = 0
+    markers = dropped = unsupported = recited = 0
+    said_before: set[str] = set()
     paragraphs = []
     for paragraph in re.split(r"\n\s*\n", text.strip()):
         kept = []
-        for sentence in cited_sentences(paragraph):
+        for sentence in written_sentences(paragraph):
             cited = [int(n) for n in _CITATION.findall(sentence)]
             markers += sum(n not in sources for n in cited)
             backing = [sources[n] for n in dict.fromkeys(cited) if n in sources]
-            said = _CITATION.sub(" ", sentence)
+            said = _INVALID.sub("", sentence).strip()
             if not backing or not any(c.isalpha() for c in said):
                 dropped += 1
                 continue
-            evidence = " ".join(c.evidence for c in backing)
-            if not supports(said, evidence, " ".join(c.subject for c in backing)):
+            if normalize_text(said) in said_before:
+                dropped += 1
+                continue
+            if supports(said, *_joined(backing)):
+                kept.append(_INVALID.sub(lambda m: _keep_if(m, sources), sentence))
+            elif saying := [n for n, c in sources.items() if says_all(said, c)]:
+                kept.append(f"{said} {''.join(f'[{n}]' for n in saying)}")
+                recited += 1
+            else:
                 unsupported += 1
                 continue
-            kept.append(_INVALID.sub(lambda m: _keep_if(m, sources), sentence).strip())
+            said_before.add(normalize_text(said))
         if kept:
-            paragraphs.append(" ".join(kept))
-    return Checked("\n\n".join(paragraphs) or None, markers, dropped, unsupported)
+            paragraphs.append(" ".join(s.strip() for s in kept))
+    return Checked(
+        "\n\n".join(paragraphs) or None, markers, dropped, unsupported, recited
+    )
+
+
+def says_all(sentence: str, source: Cited) -> bool:
+    """Whether `source` alone says every content word of `sentence`, and backs it."""
+    return restates(sentence, source.evidence, source.subject) and supports(
+        sentence, source.evidence, source.subject
+    )
+
+
+def _joined(backing: Sequence[Cited]) -> tuple[str, str]:
+    """The evidence and the subjects of several sources, as one."""
+    return " ".join(c.evidence for c in backing), " ".join(c.subject for c in backing)
+
+
+def written_sentences(paragraph: str) -> list[str]:
+    """The sentences of a paragraph, each with the markers that cite it.
+
+    A writer puts "[2]" after a sentence (`runtime.text.cited_sentences`); one
+    that copies the evidence's layout puts it first, at the start of a line
+    ("[2] Storms hit Britain."): the sentences after it that name no source of
+    their own cite it. Whatever a sentence cites, it stands only if that
+    supports it, so a marker read as the wrong sentence's costs that sentence
+    and admits nothing.
+    """
+    found: list[str] = []
+    for part in _LED_LINES.split(paragraph):
+        led = _LEADING_MARKERS.match(part)
+        if led is None:
+            found += cited_sentences(part)
+            continue
+        markers = " ".join(m.group() for m in _CITATION.finditer(led.group()))
+        found += [
+            s if _CITATION.search(s) else f"{s} {markers}"
+            for s in cited_sentences(part[led.end() :])
+        ]
+    return found
 
 
 def _keep_if(marker: re.Match[str], sources: dict[int, Cited]) -> str:

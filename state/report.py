@@ -94,11 +94,18 @@ class RunSummary(BaseModel):
         default=0, description="Synthesis citation markers that named no source."
     )
     sentences_dropped: int = Field(
-        default=0, description="Synthesis sentences that cited no source."
+        default=0,
+        description="Synthesis sentences that cited no source or repeated one kept.",
     )
     sentences_unsupported: int = Field(
         default=0,
-        description="Synthesis sentences that the findings they cite do not support.",
+        description="Synthesis sentences that neither the findings they cite nor "
+        "any other finding support.",
+    )
+    sentences_recited: int = Field(
+        default=0,
+        description="Synthesis sentences cited to the finding that says them, in "
+        "place of the findings they named.",
     )
     tokens: int = Field(default=0, description="All model tokens of the run.")
     tokens_by_role: dict[str, int] = Field(
@@ -146,6 +153,7 @@ class RunSummary(BaseModel):
         citations_dropped: int,
         sentences_dropped: int,
         sentences_unsupported: int = 0,
+        sentences_recited: int = 0,
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
         verifier: Usage | None = None,
@@ -184,6 +192,7 @@ class RunSummary(BaseModel):
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
             sentences_unsupported=sentences_unsupported,
+            sentences_recited=sentences_recited,
             tokens=sum(r.tokens for r in results) + lead.tokens + verifier.tokens,
             tokens_by_role={
                 "lead": lead.tokens,

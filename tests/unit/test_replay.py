@@ -174,7 +174,10 @@ def test_a_direct_answer_to_a_broad_question_is_turned_into_delegation(
                     Reply(content='{"dimensions": []}'),
                 ),
                 "subagent": subagent,
-                "write": Reply(content="Floods struck Pakistan [1]. Unbacked claim."),
+                "write": Reply(
+                    content="Floods struck Pakistan [1]. Unbacked claim. "
+                    "Earthquakes flattened Pakistan in 2022 [1]."
+                ),
             }
         )
     )
@@ -185,7 +188,10 @@ def test_a_direct_answer_to_a_broad_question_is_turned_into_delegation(
     assert DISASTERS not in rows  # the question itself is never a value
     assert data["summary"]["dropped_by_reason"][SHORT_QUOTE] >= 1
     assert "Floods struck Pakistan [1]." in report
-    assert "Unbacked claim" not in report
+    assert "Unbacked claim" not in report  # it cites nothing
+    assert "Earthquakes" not in report  # its source says no such thing
+    assert data["summary"]["sentences_dropped"] == 1
+    assert data["summary"]["sentences_unsupported"] == 1
     assert code == 0
     assert_no_empty_section(report)
 

@@ -13,11 +13,13 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.synthesis import (
     SYNTHESIS_MAX_TOKENS,
+    Checked,
     Cited,
     check_citations,
     cited_evidence,
     evidence_line,
     synthesizer,
+    written_sentences,
 )
 from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, Source
@@ -99,8 +101,8 @@ BOX_OFFICE = {
             "$69 million [2].",
             True,
         ),
-        # The right words, cited to the wrong source.
-        ("Minions: The Rise of Gru grossed over $939 million worldwide. [2]", False),
+        # Said by neither source alone, nor by both it cites together.
+        ("Minions and The Northman grossed $939 million. [2]", False),
     ],
 )
 def test_a_sentence_stands_only_where_the_sources_it_cites_support_it(
@@ -109,7 +111,25 @@ def test_a_sentence_stands_only_where_the_sources_it_cites_support_it(
     checked = check_citations(sentence, BOX_OFFICE)
     assert (checked.text == sentence) == stands
     assert checked.sentences_unsupported == (not stands)
-    assert checked.sentences_dropped == 0
+    assert checked.sentences_dropped == checked.sentences_recited == 0
+
+
+def test_a_line_copied_under_the_wrong_number_is_cited_to_the_source_saying_it() -> (
+    None
+):
+    text = (
+        "[2] Minions: The Rise of Gru grossed over $939 million worldwide.\n"
+        "[1] The Northman grossed $69 million.\n"
+        "[3] The Northman grossed $69 million."
+    )
+    checked = check_citations(text, BOX_OFFICE)
+    assert checked.text == (
+        "Minions: The Rise of Gru grossed over $939 million worldwide. [1] "
+        "The Northman grossed $69 million. [2]"
+    )
+    assert checked.sentences_recited == 2
+    assert checked.sentences_dropped == 1  # the repeat
+    assert checked.citations_dropped == 1  # [3] names no source
 
 
 def test_a_finding_backs_its_number_with_its_claim_quote_and_title() -> None:
@@ -205,3 +225,39 @@ def test_a_lead_limit_below_the_synthesis_limit_is_kept() -> None:
 def test_whole_sentences_keep_markers_after_the_stop() -> None:
     assert whole_sentences("One [1]. Two [2][3]. Thr") == "One [1]. Two [2][3]."
     assert whole_sentences("No end at all") == ""
+
+
+def test_markers_that_lead_a_line_cite_the_sentences_after_them() -> None:
+    text = (
+        "- [1] Minions: The Rise of Gru grossed over $939 million worldwide. "
+        "It was the sixth-highest-grossing film of 2022.\n"
+        "2. [2] The Northman grossed $69 million.\n"
+        "[1] The Northman was released in 2022."
+    )
+    assert written_sentences(text) == [
+        "Minions: The Rise of Gru grossed over $939 million worldwide. [1]",
+        "It was the sixth-highest-grossing film of 2022. [1]",
+        "The Northman grossed $69 million. [2]",
+        "The Northman was released in 2022. [1]",
+    ]
+    checked = check_citations(text, BOX_OFFICE)
+    assert checked.text == " ".join(written_sentences(text)[:3]) + (
+        " The Northman was released in 2022. [2]"
+    )
+
+
+def test_a_line_led_by_a_marker_keeps_the_markers_its_sentences_carry() -> None:
+    assert written_sentences("[1] Storms hit. Floods came [2].") == [
+        "Storms hit. [1]",
+        "Floods came [2].",
+    ]
+
+
+def test_a_summary_cut_whole_says_so_and_one_never_written_says_nothing() -> None:
+    cut = check_citations("The film thrived at the box office. [2]", BOX_OFFICE)
+    assert cut.text is None
+    assert cut.shown() == (
+        "_No summary: none of the 1 sentence(s) the lead wrote cites a finding "
+        "that supports it._"
+    )
+    assert Checked(None).shown() is None
