@@ -66,6 +66,7 @@ class CaseScore(BaseModel):
     tokens_per_finding: float | None = None
     calls_by_role: dict[str, int] = {}
     tokens_by_role: dict[str, int] = {}
+    synthesis_sentences: dict[str, int] = {}
     wall_seconds: float = 0.0
     refused: str | None = None
     error: str | None = None
@@ -116,6 +117,7 @@ def score(
         ),
         "calls_by_role": summary.calls_by_role,
         "tokens_by_role": summary.tokens_by_role,
+        "synthesis_sentences": synthesis_sentences(summary),
         "wall_seconds": round(seconds, 3),
     }
     if isinstance(case, OutlineCase):
@@ -160,6 +162,20 @@ def tasks_with_verified(
     return sum(
         any(map(stands, verify_findings(r.findings, sources)[0])) for r in results
     )
+
+
+def synthesis_sentences(summary: RunSummary) -> dict[str, int]:
+    """What became of the sentences the lead wrote: kept, recited, cut and why.
+
+    Empty when it wrote none (extractive mode, or no finding to write from).
+    """
+    counts = {
+        "kept": summary.sentences_kept,
+        "recited": summary.sentences_recited,
+        "unsupported": summary.sentences_unsupported,
+        "uncited or repeated": summary.sentences_dropped,
+    }
+    return counts if any(counts.values()) else {}
 
 
 def dropped_by_reason(summary: RunSummary) -> dict[str, int]:

@@ -54,6 +54,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         dropped=state.get("dropped", {}),
         refused=refused_by_reason(results),
         lead=lead,
+        sentences_kept=checked.sentences_kept,
         citations_dropped=checked.citations_dropped,
         sentences_dropped=checked.sentences_dropped,
         sentences_unsupported=checked.sentences_unsupported,

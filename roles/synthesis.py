@@ -56,13 +56,15 @@ class Cited:
 class Checked:
     """The synthesis as checked (None when no sentence stood) and what was cut.
 
-    `sentences_dropped` cited no source or repeated a kept one;
+    `sentences_kept` stood; `sentences_dropped` cited no source or repeated a
+    kept one;
     `sentences_unsupported` cited sources that do not back them, and no source
     says them; `sentences_recited` are cited to the sources that say them, in
     place of those they named.
     """
 
     text: str | None
+    sentences_kept: int = 0
     citations_dropped: int = 0
     sentences_dropped: int = 0
     sentences_unsupported: int = 0
@@ -139,7 +141,12 @@ def check_citations(text: str, sources: dict[int, Cited]) -> Checked:
         if kept:
             paragraphs.append(" ".join(s.strip() for s in kept))
     return Checked(
-        "\n\n".join(paragraphs) or None, markers, dropped, unsupported, recited
+        "\n\n".join(paragraphs) or None,
+        len(said_before),
+        markers,
+        dropped,
+        unsupported,
+        recited,
     )
 
 

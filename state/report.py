@@ -90,6 +90,9 @@ class RunSummary(BaseModel):
         "verification (an evidence handle never shown, a sentence out of range), "
         "by why.",
     )
+    sentences_kept: int = Field(
+        default=0, description="Synthesis sentences that stood, in LLM mode."
+    )
     citations_dropped: int = Field(
         default=0, description="Synthesis citation markers that named no source."
     )
@@ -152,6 +155,7 @@ class RunSummary(BaseModel):
         refused: dict[str, int] | None = None,
         citations_dropped: int,
         sentences_dropped: int,
+        sentences_kept: int = 0,
         sentences_unsupported: int = 0,
         sentences_recited: int = 0,
         lead_unreachable: bool = False,
@@ -189,6 +193,7 @@ class RunSummary(BaseModel):
             findings_dropped=sum(dropped.values()),
             dropped_by_reason=dropped,
             refused_by_reason=refused or {},
+            sentences_kept=sentences_kept,
             citations_dropped=citations_dropped,
             sentences_dropped=sentences_dropped,
             sentences_unsupported=sentences_unsupported,

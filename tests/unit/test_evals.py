@@ -19,12 +19,18 @@ from evals.datasets import (
     load_breadth,
     outline_cases,
 )
-from evals.runner import cases_at_once, evaluate, tasks_with_verified
+from evals.runner import (
+    cases_at_once,
+    evaluate,
+    synthesis_sentences,
+    tasks_with_verified,
+)
 from roles.verify import one_per_quote, verify_findings
 from runtime.context import Context
 from runtime.kb import KnowledgeBase, knowledge_base
 from runtime.text import sentences
 from state.findings import Finding
+from state.report import RunSummary
 from state.tasks import TaskDefinition, TaskResult
 from tests.support import extractive
 
@@ -244,3 +250,14 @@ def test_cases_sharing_a_local_engine_run_no_more_at_once_than_its_slots(
     monkeypatch.setenv("DELEGATOR_LOCAL_SLOTS", "2")
     assert cases_at_once(local, 4) == 2
     assert cases_at_once(extractive(""), 3) == 3
+
+
+def test_a_case_tells_what_became_of_the_sentences_its_lead_wrote() -> None:
+    written = RunSummary(sentences_kept=2, sentences_recited=1, sentences_dropped=3)
+    assert synthesis_sentences(written) == {
+        "kept": 2,
+        "recited": 1,
+        "unsupported": 0,
+        "uncited or repeated": 3,
+    }
+    assert synthesis_sentences(RunSummary()) == {}  # extractive: nothing written

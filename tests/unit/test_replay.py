@@ -190,6 +190,7 @@ def test_a_direct_answer_to_a_broad_question_is_turned_into_delegation(
     assert "Floods struck Pakistan [1]." in report
     assert "Unbacked claim" not in report  # it cites nothing
     assert "Earthquakes" not in report  # its source says no such thing
+    assert data["summary"]["sentences_kept"] == 1
     assert data["summary"]["sentences_dropped"] == 1
     assert data["summary"]["sentences_unsupported"] == 1
     assert code == 0

@@ -127,7 +127,7 @@ def test_a_line_copied_under_the_wrong_number_is_cited_to_the_source_saying_it()
         "Minions: The Rise of Gru grossed over $939 million worldwide. [1] "
         "The Northman grossed $69 million. [2]"
     )
-    assert checked.sentences_recited == 2
+    assert (checked.sentences_kept, checked.sentences_recited) == (2, 2)
     assert checked.sentences_dropped == 1  # the repeat
     assert checked.citations_dropped == 1  # [3] names no source
 
