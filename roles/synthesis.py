@@ -28,7 +28,8 @@ from state.usage import Usage
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _INVALID = re.compile(r"\s*\[(\d+)\]")
-_LEADING = r"[ \t]*(?:[-*•]|\d+[.)])?[ \t]*\[\d+\]"
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+", re.MULTILINE)
+_LEADING = r"[ \t]*\[\d+\]"
 _LED_LINES = re.compile(rf"\n(?={_LEADING})")
 _LEADING_MARKERS = re.compile(rf"^(?:{_LEADING})(?:[ \t]*\[\d+\])*(?=[ \t]*\S)")
 
@@ -170,10 +171,10 @@ def written_sentences(paragraph: str) -> list[str]:
     ("[2] Storms hit Britain."): the sentences after it that name no source of
     their own cite it. Whatever a sentence cites, it stands only if that
     supports it, so a marker read as the wrong sentence's costs that sentence
-    and admits nothing.
+    and admits nothing. A list's bullets and numbers are not part of a sentence.
     """
     found: list[str] = []
-    for part in _LED_LINES.split(paragraph):
+    for part in _LED_LINES.split(_LIST_ITEM.sub("", paragraph)):
         led = _LEADING_MARKERS.match(part)
         if led is None:
             found += cited_sentences(part)

@@ -48,6 +48,7 @@ def backing_all(*numbers: int) -> dict[int, Cited]:
         ("Only invented ones [8]. And [9].", False, 2, 2),
         ("1. [2]\n\n2. [3]\n\n3. [1][4]", False, 0, 3),
         ("Storms hit Britain [2].\n\n1. [3]", True, 0, 1),
+        ("1. Storms hit Britain [2].\n2. Floods hit.", True, 0, 1),
     ],
 )
 def test_sentences_without_a_valid_citation_are_dropped(
