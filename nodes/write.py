@@ -42,8 +42,9 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
             writer.synthesize(plan.question, findings, citations, gaps)
         )
         if isinstance(outcome, Exception):
-            failed = f"_No synthesis: the lead model failed ({describe(outcome)})._"
-            checked = Checked(failed)
+            checked = Checked(
+                f"_No synthesis: the lead model failed ({describe(outcome)})._"
+            )
             lost = failure_kind(outcome) == "unreachable"
         else:
             checked, lead = outcome.checked, lead + outcome.usage

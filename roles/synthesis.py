@@ -58,10 +58,9 @@ class Checked:
     """The synthesis as checked (None when no sentence stood) and what was cut.
 
     `sentences_kept` stood; `sentences_dropped` cited no source or repeated a
-    kept one;
-    `sentences_unsupported` cited sources that do not back them, and no source
-    says them; `sentences_recited` are cited to the sources that say them, in
-    place of those they named.
+    kept one; `sentences_unsupported` cited sources that do not back them, and
+    no source says them; `sentences_recited` are cited to the sources that say
+    them, in place of those they named.
     """
 
     text: str | None
@@ -124,10 +123,8 @@ def check_citations(text: str, sources: dict[int, Cited]) -> Checked:
             markers += sum(n not in sources for n in cited)
             backing = [sources[n] for n in dict.fromkeys(cited) if n in sources]
             said = _INVALID.sub("", sentence).strip()
-            if not backing or not any(c.isalpha() for c in said):
-                dropped += 1
-                continue
-            if normalize_text(said) in said_before:
+            key = normalize_text(said)
+            if not backing or not any(c.isalpha() for c in said) or key in said_before:
                 dropped += 1
                 continue
             if supports(said, *_joined(backing)):
@@ -138,7 +135,7 @@ def check_citations(text: str, sources: dict[int, Cited]) -> Checked:
             else:
                 unsupported += 1
                 continue
-            said_before.add(normalize_text(said))
+            said_before.add(key)
         if kept:
             paragraphs.append(" ".join(s.strip() for s in kept))
     return Checked(
