@@ -24,7 +24,7 @@ def number_citations(
     order = {f.id: n for n, f in enumerate(plan.facets)}
 
     def facet_order(finding: Finding) -> int:
-        return order.get(finding.facet_ids[0], len(order))
+        return order.get(home_facet(plan, finding), len(order))
 
     citations: dict[str, Citation] = {}
     for finding in sorted(findings, key=facet_order):
@@ -176,18 +176,32 @@ def coverage_line(
 def facet_sections(
     plan: CoveragePlan, findings: Sequence[Finding]
 ) -> list[tuple[str, list[Finding]]]:
-    """Each facet with findings, by title: the findings it answered first.
+    """Each facet with findings, by title: the findings at home in it.
 
     Findings of no plan facet (the lead's direct answer) come first, as "Answer".
     """
     by_facet: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings:
-        by_facet[finding.facet_ids[0]].append(finding)
+        by_facet[home_facet(plan, finding)].append(finding)
     facets = {f.id for f in plan.facets}
     answer = [f for fid, own in by_facet.items() if fid not in facets for f in own]
     sections = [("Answer", answer)] if answer else []
     sections += [(f.title, by_facet[f.id]) for f in plan.facets if by_facet.get(f.id)]
     return sections
+
+
+def home_facet(plan: CoveragePlan, finding: Finding) -> str:
+    """The facet a finding is listed under: the first of its that owns its value.
+
+    A finding two tasks brought lists both their facets; it belongs under the
+    one whose value it covers, not under the one that happened to find it
+    first. With no such facet, it is listed under its first.
+    """
+    owned = {f.id: set(f.values) for f in plan.facets}
+    covering = [
+        fid for fid in finding.facet_ids if owned.get(fid, set()) & set(finding.values)
+    ]
+    return (covering or list(finding.facet_ids))[0]
 
 
 def _reasons(by_reason: Mapping[str, int]) -> str:

@@ -54,3 +54,44 @@ def test_plain_text_and_citations_are_untouched() -> None:
     text = "Floods hit Pakistan in 2022 [1][2], costing $30 billion (est.)."
     assert inert(text) == text
     assert inert("Impact > United States") == "Impact > United States"
+
+
+def test_a_finding_is_listed_under_the_facet_whose_value_it_covers() -> None:
+    values = ["2023 Wagner Group plane crash", "2023 Emilia-Romagna floods"]
+    plan = CoveragePlan(
+        question="Which disasters struck in 2023?",
+        dimensions=(Dimension(name="event", values=tuple(values)),),
+        facets=facets_for_values("q", values),
+    )
+    floods = Finding(
+        claim="Floods in Emilia-Romagna killed 17 people in May 2023.",
+        quote="Floods in Emilia-Romagna killed 17 people in May 2023.",
+        source=Source(
+            doc_id="d",
+            passage_id="d#0",
+            title="2023 Emilia-Romagna floods",
+            section="Impact",
+        ),
+        facet_ids=(
+            plan.facets[0].id,
+            plan.facets[1].id,
+        ),  # the Wagner task found it first
+        values=(values[1],),
+        verified=True,
+    )
+    table = coverage_table(plan, [floods], 1)
+    markdown = render_markdown(
+        plan,
+        [floods],
+        number_citations(plan, [floods]),
+        table,
+        RunSummary(),
+        [],
+        None,
+        None,
+    )
+    headings = re.findall(r"(?m)^## (.+)$", markdown)
+    assert plan.facets[1].title in headings
+    assert plan.facets[0].title not in headings
+    section = markdown.split(f"## {plan.facets[1].title}")[1]
+    assert "killed 17 people" in section.split("\n## ")[0]
