@@ -22,6 +22,7 @@ from roles.verify import one_per_quote, verify_findings
 from runtime.context import Context
 from runtime.sources import Sources
 from runtime.telemetry import emit
+from runtime.text import period_of
 from state.graph import ResearchState
 from state.tasks import tool_evidence
 from subagents.services import Services, services
@@ -33,7 +34,10 @@ async def verify(state: ResearchState, runtime: Runtime[Context]) -> ResearchSta
     run = await services(ctx)
     sources = Sources(run.kb, tool_evidence(state.get("results", {}).values()))
     kept, dropped = await asyncio.to_thread(
-        verify_findings, state.get("findings", []), sources
+        verify_findings,
+        state.get("findings", []),
+        sources,
+        period_of(state["question"]),
     )
     update: ResearchState = {}
     checked = dict(state.get("fact_checks", {}))

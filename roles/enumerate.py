@@ -24,13 +24,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from roles.grounding import Holdings
+from roles.grounding import Holdings, dated_title
 from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import CorpusKinds, corpus_kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
-from runtime.text import terms, years
+from runtime.text import period_of, terms, years
 from state.findings import Finding
 from state.plan import CoveragePlan, normalize, refusal
 from state.usage import Usage
@@ -174,7 +174,7 @@ class CorpusProbe:
             known={f.source.doc_id for f in verified},
             names=plan.values,
         )
-        period = years(plan.question)
+        period = period_of(plan.question)
         kinds_of = document_kinds(self.kb)
         kin = set(
             kinds_of.agreeing(
@@ -199,7 +199,9 @@ class CorpusProbe:
         ]
         missing: dict[str, list[str]] = {}
         for doc in breadth_first(proposed, kinds.key, cited)[: self.limit]:
-            missing.setdefault(probed(kinds.of(doc.doc_id)), []).append(doc.title)
+            missing.setdefault(probed(kinds.of(doc.doc_id)), []).append(
+                dated_title(self.kb, doc, period)
+            )
         return Enumerated(missing)
 
 
@@ -303,8 +305,10 @@ def probe(
     """Documents relevant to `question` that are not `known` and no name covers.
 
     `known` are doc ids already cited; `names` are plan values: a document
-    whose title holds every word of a value is taken as named by it.
+    whose title (dated to the question's period, see `dated_title`) holds every
+    word of a value is taken as named by it.
     """
+    period = period_of(question)
     expansion = expansion_terms(kb, question, feedback, EXPANSION_TERMS)
     by_question = kb.rank_documents(question, _DEPTH)
     by_expansion = kb.rank_documents(" ".join(expansion), _DEPTH) if expansion else []
@@ -320,7 +324,7 @@ def probe(
     for doc in sorted(scores, key=lambda d: (-scores[d], d)):
         if scores[doc] < RELEVANT_SHARE:
             break
-        title_words = set(terms(best[doc].title))
+        title_words = set(terms(dated_title(kb, best[doc], period)))
         if doc in known_ids or any(w and w <= title_words for w in value_words):
             continue
         found.append(best[doc])

@@ -10,11 +10,12 @@ what is there instead of inventing values from nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import OTHERS, corpus_kinds
-from runtime.text import stems, terms, years
+from runtime.text import period_of, stems, terms, years
 from state.plan import named_item, normalize
 
 SEVERAL_KINDS = "Documents of several kinds"
@@ -143,7 +144,7 @@ def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Pass
     A document is relevant when its score reaches RELEVANT_SHARE of the best
     one's; at most `limit` are ranked.
     """
-    period = years(question)
+    period = period_of(question)
     docs = [d for d in kb.rank_documents(question, limit) if kb.in_period(d, period)]
     return (
         [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score] if docs else []
@@ -165,12 +166,33 @@ def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[st
     )
 
 
-def titles_by_kind(kb: KnowledgeBase, docs: Sequence[Passage]) -> dict[str, list[str]]:
-    """The documents' titles by the label of their kind, kinds in order of first."""
+def dated_title(kb: KnowledgeBase, doc: Passage, period: AbstractSet[str]) -> str:
+    """A document as a value of a question's `period`: its title, dated if need be.
+
+    A document of the period only by a section of it (a town's article with a
+    section on its 2023 wildfire) is named with that section's heading
+    ("Lahaina, Hawaii: 2023 wildfire"), so that its task reads that section and
+    its evidence is of the period.
+    """
+    if kb.in_period(replace(doc, section=""), set(period)):
+        return doc.title
+    dated = [h for h in doc.section.split(" > ") if period & years(h)]
+    return f"{doc.title}: {dated[-1]}" if dated else doc.title
+
+
+def titles_by_kind(
+    kb: KnowledgeBase, docs: Sequence[Passage], period: AbstractSet[str]
+) -> dict[str, list[str]]:
+    """The documents' titles by the label of their kind, kinds in order of first.
+
+    Titles are dated to the question's `period` (`dated_title`).
+    """
     kinds = corpus_kinds(kb)
     by_kind: dict[str, list[str]] = {}
     for doc in docs:
-        by_kind.setdefault(kinds.of(doc.doc_id), []).append(doc.title)
+        by_kind.setdefault(kinds.of(doc.doc_id), []).append(
+            dated_title(kb, doc, period)
+        )
     return by_kind
 
 
@@ -186,7 +208,7 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
         sections = relevant_sections(kb, question, docs[0])[:limit]
         parts = tuple(f"{docs[0].title}: {s}" for s in sections)
         return Holdings(parts, ((docs[0].title, tuple(range(1, len(parts) + 1))),))
-    by_kind = titles_by_kind(kb, docs)
+    by_kind = titles_by_kind(kb, docs, period_of(question))
     others = by_kind.pop(OTHERS, [])
     items: list[str] = []
     groups = []

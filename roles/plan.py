@@ -32,7 +32,7 @@ from runtime.structured import (
     ainvoke_structured,
     schema_instructions,
 )
-from runtime.text import proper_names, terms
+from runtime.text import period_of, proper_names, terms
 from state.plan import (
     CoveragePlan,
     Dimension,
@@ -369,7 +369,8 @@ class CorpusPlanner:
             return CoveragePlan.direct(question, planned_by="corpus")
         if len(relevant) > 1:
             chosen = of_one_kind(document_kinds(self.kb), relevant, self.max_facets)
-            return corpus_plan(question, titles_by_kind(self.kb, chosen))
+            by_kind = titles_by_kind(self.kb, chosen, period_of(question))
+            return corpus_plan(question, by_kind)
         sections = relevant_sections(self.kb, question, relevant[0])
         if len(sections) <= 1:
             return CoveragePlan.direct(question, planned_by="corpus")

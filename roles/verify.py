@@ -10,11 +10,14 @@ passage's title or its section names it (all of its content words appear there,
 and its acronyms as written), or, for a category value that a passage rarely
 names ("tropical cyclones" for a hurricane), when the first sentence of the
 cited document names it: an article's lead sentence says what kind of thing its
-subject is. A verified finding's quote is the whole sentences that hold it; a
-claim that passes but says a word its evidence does not ("a loss" for "a
-profit", "Microsoft" opening a sentence about Google) is replaced by them:
-what a verified finding asserts is its evidence's own words. No model can talk
-its way past these checks.
+subject is. For a question of a period, evidence counts only of that period: a
+year of it is named by the quote's sentences, the passage's title or section,
+or its document's opening paragraph (a generic value, "Storms", is otherwise
+covered by a storm of any year). A verified finding's quote is the whole
+sentences that hold it; a claim that passes but says a word its evidence does
+not ("a loss" for "a profit", "Microsoft" opening a sentence about Google) is
+replaced by them: what a verified finding asserts is its evidence's own words.
+No model can talk its way past these checks.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from runtime.kb import Passage
+from runtime.kb import Passage, opening
 from runtime.sources import PassageLookup
 from runtime.text import (
     WORD,
@@ -34,6 +38,7 @@ from runtime.text import (
     sentence_spans,
     sentences,
     stems,
+    years,
 )
 from state.findings import MIN_QUOTE_WORDS, Finding, normalize_text
 from state.plan import normalize
@@ -45,6 +50,7 @@ SHORT_QUOTE = f"quote shorter than {MIN_QUOTE_WORDS} words"
 NOT_VERBATIM = "quote not verbatim in its passage"
 UNSUPPORTED = "claim not supported by its quote"
 OFF_VALUE = "evidence not about its values"
+OFF_PERIOD = "evidence not of the question's period"
 
 _ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
 
@@ -142,8 +148,21 @@ def lead_sentence(text: str) -> str:
     return first[0] if first else ""
 
 
+def of_period(
+    sentences: str, passage: Passage, lead: Passage | None, period: AbstractSet[str]
+) -> bool:
+    """Whether evidence is of the question's `period` (any evidence, for none)."""
+    if not period:
+        return True
+    said = f"{sentences} {passage.title} {passage.section}"
+    return bool(period & years(f"{said} {opening(lead.text) if lead else ''}"))
+
+
 def check(
-    finding: Finding, passage: Passage | None, opening: Passage | None
+    finding: Finding,
+    passage: Passage | None,
+    lead: Passage | None,
+    period: AbstractSet[str] = frozenset(),
 ) -> Verdict:
     """Apply every check to one finding, given its passage and its document's lead."""
     if passage is None:
@@ -156,10 +175,12 @@ def check(
     if not supports(finding.claim, sentences, passage.title):
         return Verdict(None, UNSUPPORTED)
     direct = f"{finding.quote} {passage.title} {passage.section}"
-    lead = lead_sentence(opening.text) if opening is not None else ""
-    about = tuple(v for v in finding.values if names(v, direct) or names(v, lead))
+    first = lead_sentence(lead.text) if lead is not None else ""
+    about = tuple(v for v in finding.values if names(v, direct) or names(v, first))
     if finding.values and not about:
         return Verdict(None, OFF_VALUE)
+    if not of_period(sentences, passage, lead, period):
+        return Verdict(None, OFF_PERIOD)
     claim = finding.claim if restates(finding.claim, sentences, passage.title) else ""
     return Verdict(
         finding.model_copy(
@@ -174,9 +195,14 @@ def check(
 
 
 def verify_findings(
-    findings: Sequence[Finding], sources: PassageLookup
+    findings: Sequence[Finding],
+    sources: PassageLookup,
+    period: AbstractSet[str] = frozenset(),
 ) -> tuple[list[Finding], Counter[str]]:
-    """The findings that pass every check, and how many were dropped for each reason."""
+    """The findings that pass every check, and how many were dropped for each reason.
+
+    `period` is the years the question names, if any.
+    """
     wanted: Iterable[str] = [
         pid
         for f in findings
@@ -190,6 +216,7 @@ def verify_findings(
             finding,
             passages.get(finding.source.passage_id),
             passages.get(opening_passage_id(finding.source.doc_id)),
+            period,
         )
         if verdict.finding is None:
             dropped[verdict.reason or UNKNOWN_PASSAGE] += 1

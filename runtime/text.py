@@ -25,6 +25,11 @@ STOPWORDS = frozenset(
     which whose many much may might must shall yet get got make made one two""".split()
 )
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[01]\d\d)\b")
+_SPAN = re.compile(
+    r"(?i)\b(?:(?:between|from)\s+(1[5-9]\d\d|2[01]\d\d)\s+(?:and|to|until|through)"
+    r"|(1[5-9]\d\d|2[01]\d\d)\s*[-\u2013\u2014]|(1[5-9]\d\d|2[01]\d\d)\s+to)"
+    r"\s*(1[5-9]\d\d|2[01]\d\d)\b"
+)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 NEGATIONS = frozenset(
     "no not never none nor neither nobody nothing nowhere without cannot".split()
@@ -125,6 +130,19 @@ def stems(text: str) -> set[str]:
 def years(text: str) -> set[str]:
     """The years (1500-2199) a text names."""
     return set(_YEAR.findall(text))
+
+
+def period_of(question: str) -> set[str]:
+    """The years a question is about: those it names, and every year of a span.
+
+    A span is written "between 2019 and 2022", "from 2019 to 2022", "2019-2022"
+    or "2019 to 2022".
+    """
+    named = years(question)
+    for *starts, end in _SPAN.findall(question):
+        first, last = int("".join(starts)), int(end)
+        named |= {str(y) for y in range(first, last + 1)}
+    return named
 
 
 def numbers(text: str) -> set[str]:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from roles.enumerate import ModelEnumerator
-from roles.grounding import SEVERAL_KINDS, Holdings, holdings_for
+from roles.grounding import SEVERAL_KINDS, Holdings, dated_title, holdings_for
 from roles.plan import CorpusPlanner, ModelPlanner
 from runtime.kb import KnowledgeBase
 from state.plan import CoveragePlan
@@ -28,6 +28,18 @@ def test_holdings_are_numbered_in_the_order_they_are_listed(freshwiki_kb: str) -
     listed = re.findall(r"^(\d+)\. (.+)$", held.listing(), re.MULTILINE)
     assert [(int(n), t) for n, t in listed] == list(enumerate(held.items, 1))
     assert "Storm Eunice" not in held.listing(leave_out=["storm eunice"])
+
+
+def test_a_document_of_the_period_by_one_section_is_named_with_it(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    town = kb.search("Lahaina wildfire 2023", 1, doc_id="Lahaina,_Hawaii")[0]
+    storm = kb.search("Hurricane Idalia landfall", 1, doc_id="Hurricane_Idalia")[0]
+    assert town.section.endswith("2023 wildfire")
+    assert dated_title(kb, town, {"2022", "2023"}) == "Lahaina, Hawaii: 2023 wildfire"
+    assert dated_title(kb, town, set()) == "Lahaina, Hawaii"  # no period asked
+    assert dated_title(kb, storm, {"2023"}) == "Hurricane Idalia"  # its lead dates it
 
 
 def test_code_spells_what_a_lead_names() -> None:

@@ -7,6 +7,7 @@ import pytest
 from nodes.verify import verify
 from roles.verify import (
     NOT_VERBATIM,
+    OFF_PERIOD,
     OFF_VALUE,
     SHORT_QUOTE,
     UNKNOWN_PASSAGE,
@@ -19,7 +20,7 @@ from roles.verify import (
 )
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
-from runtime.text import sentences
+from runtime.text import period_of, sentences
 from state.coverage import count_by_value
 from state.findings import Finding
 from tests.support import run_node
@@ -197,6 +198,48 @@ def test_verify_node_reports_drops_by_reason(freshwiki_kb: str) -> None:
     )
     assert [f.quote for f in out["findings"]] == [impact_sentence(kb)]
     assert out["dropped"] == {SHORT_QUOTE: 2}
+
+
+EUNICE_QUOTE = "The storm had left 26,000 homes without power"
+
+
+@pytest.mark.parametrize(
+    ("question", "dropped"),
+    [
+        ("Which storms did damage in 2023?", {OFF_PERIOD: 1}),
+        ("Which storms did damage between 2020 and 2023?", {}),
+        ("Which storms did damage in 2022?", {}),
+        ("Which storms did damage?", {}),
+    ],
+)
+def test_evidence_counts_only_of_the_question_s_period(
+    freshwiki_kb: str, question: str, dropped: dict[str, int]
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    storms = finding(kb, EUNICE_QUOTE, values=("Storms",), passage_id="Storm_Eunice#3")
+    out = run_node(
+        verify,
+        {"question": question, "findings": [storms]},
+        Context(kb_path=freshwiki_kb, lead_model="extractive"),
+    )
+    assert out["dropped"] == dropped
+    assert len(out["findings"]) == 1 - sum(dropped.values())
+
+
+@pytest.mark.parametrize(
+    ("question", "years"),
+    [
+        ("What struck in 2022 and 2023?", {"2022", "2023"}),
+        ("What changed between 2019 and 2021?", {"2019", "2020", "2021"}),
+        ("Films of 2019\u20132020 and 2023", {"2019", "2020", "2023"}),
+        ("What happened from 2020 to 2022?", {"2020", "2021", "2022"}),
+        ("Which storms struck?", set()),
+    ],
+)
+def test_a_question_s_period_is_its_years_and_spans(
+    question: str, years: set[str]
+) -> None:
+    assert period_of(question) == years
 
 
 def test_findings_quoting_the_same_words_are_one(freshwiki_kb: str) -> None:
