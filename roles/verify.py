@@ -13,7 +13,9 @@ cited document names it: an article's lead sentence says what kind of thing its
 subject is. For a question of a period, evidence counts only of that period: a
 year of it is named by the quote's sentences, the passage's title or section,
 or its document's opening paragraph (a generic value, "Storms", is otherwise
-covered by a storm of any year). A verified finding's quote is the whole
+covered by a storm of any year). A value that is the cited document's own title
+is exempt: the plan chose that document, and whether it belongs to the period
+was the plan's to judge. A verified finding's quote is the whole
 sentences that hold it; a claim that passes but says a word its evidence does
 not ("a loss" for "a profit", "Microsoft" opening a sentence about Google) is
 replaced by them: what a verified finding asserts is its evidence's own words.
@@ -180,7 +182,9 @@ def check(
     if finding.values and not about:
         return Verdict(None, OFF_VALUE)
     if not of_period(sentences, passage, lead, period):
-        return Verdict(None, OFF_PERIOD)
+        about = tuple(v for v in about if normalize(v) == normalize(passage.title))
+        if not about:
+            return Verdict(None, OFF_PERIOD)
     claim = finding.claim if restates(finding.claim, sentences, passage.title) else ""
     return Verdict(
         finding.model_copy(
