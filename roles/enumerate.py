@@ -1,20 +1,18 @@
 """Enumerate what the plan missed: a second, independent look at the question.
 
 `ModelEnumerator` (LLM mode) asks the lead to list values the plan lacks;
-`CorpusProbe` (every mode) finds relevant documents that nothing cites. The
-probe works by pseudo-relevance feedback: the verified quotes of the answer so
-far tell which words its documents share (words that recur across several of
-them, weighted by rarity). A query of those words, interpolated with the
-question, ranks the corpus again. A document is relevant when the question
-alone or the interpolated query reaches it; relevant documents that no finding
-cites and no plan value names are values the plan never named. The probe looks
-for breadth: it proposes those of kinds the answer does not cite yet.
+`CorpusProbe` (every mode) finds relevant documents that nothing cites. A
+document is relevant when the question reaches it as it reaches the plan's own
+documents (see `roles.grounding.reached_documents`); relevant documents that
+no finding cites and no plan value names are values the plan never named. The
+probe looks for breadth: it proposes those of kinds the answer does not cite
+yet first. Relevance comes from the question alone: words of what the answer
+already cites would only find more of the same.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,7 +33,6 @@ from state.findings import Finding
 from state.plan import CoveragePlan, normalize, refusal
 from state.usage import Usage
 
-EXPANSION_TERMS = 10
 PROBED = " (found by the corpus probe)"
 """Ends the name of a dimension of documents the probe found: their kind, and
 that the plan did not name them."""
@@ -170,7 +167,6 @@ class CorpusProbe:
         found = probe(
             self.kb,
             plan.question,
-            feedback=[(f.source.doc_id, f.quote) for f in verified],
             known={f.source.doc_id for f in verified},
             names=plan.values,
         )
@@ -178,13 +174,13 @@ class CorpusProbe:
         kinds_of = document_kinds(self.kb)
         kin = set(
             kinds_of.agreeing(
-                [p.doc_id for p in found.documents],
+                [p.doc_id for p in found],
                 kinds_of.core(planned_documents(plan, verified)),
             )
         )
         kinds = corpus_kinds(self.kb)
         cited = {kinds.key(f.source.doc_id) for f in verified}
-        timely = [p for p in found.documents if self.kb.in_period(p, period)]
+        timely = [p for p in found if self.kb.in_period(p, period)]
         new_kinds = kinds_reached(self.kb, plan.question, timely, kinds) - cited
         proposed = [
             p
@@ -268,69 +264,26 @@ def enumerators(
     return [lead, *probe]
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    """Documents the probe proposes, best first, and the words it expanded with."""
-
-    documents: tuple[Passage, ...]
-    expansion: tuple[str, ...]
-
-
-def expansion_terms(
-    kb: KnowledgeBase, question: str, feedback: Iterable[tuple[str, str]], n: int
-) -> list[str]:
-    """Words that several feedback documents share, weighted by rarity.
-
-    `feedback` holds (doc_id, text) pairs.
-    """
-    asked = set(terms(question))
-    docs_with: dict[str, set[str]] = defaultdict(set)
-    for doc_id, text in feedback:
-        for word in terms(text):
-            if word not in asked and len(word) > 2 and not word.isdigit():
-                docs_with[word].add(doc_id)
-    shared = [w for w, docs in docs_with.items() if len(docs) >= 2]
-    freqs = kb.document_frequencies(shared)
-    weight = {w: len(docs_with[w]) * math.log(kb.size / (1 + freqs[w])) for w in shared}
-    return sorted(shared, key=lambda w: (-weight[w], w))[:n]
-
-
 def probe(
-    kb: KnowledgeBase,
-    question: str,
-    feedback: Iterable[tuple[str, str]],
-    known: Iterable[str],
-    names: Iterable[str],
-) -> ProbeResult:
-    """Documents relevant to `question` that are not `known` and no name covers.
+    kb: KnowledgeBase, question: str, known: Iterable[str], names: Iterable[str]
+) -> list[Passage]:
+    """Documents relevant to `question`, best first, not `known` and unnamed.
 
-    `known` are doc ids already cited; `names` are plan values: a document
-    whose title (dated to the question's period, see `dated_title`) holds every
-    word of a value is taken as named by it.
+    Relevant is scoring RELEVANT_SHARE of the best document's score. `known`
+    are doc ids already cited; `names` are plan values: a document whose title
+    (dated to the question's period, see `dated_title`) holds every word of a
+    value is taken as named by it.
     """
     period = period_of(question)
-    expansion = expansion_terms(kb, question, feedback, EXPANSION_TERMS)
-    by_question = kb.rank_documents(question, _DEPTH)
-    by_expansion = kb.rank_documents(" ".join(expansion), _DEPTH) if expansion else []
-    best = {p.doc_id: p for p in [*by_expansion, *by_question]}
-    base, expanded = _normalised(by_question), _normalised(by_expansion)
-    scores = {
-        d: max(base.get(d, 0.0), 0.5 * base.get(d, 0.0) + 0.5 * expanded.get(d, 0.0))
-        for d in best
-    }
+    ranked = kb.rank_documents(question, _DEPTH)
     known_ids = set(known)
     value_words = [set(terms(v)) for v in names]
-    found = []
-    for doc in sorted(scores, key=lambda d: (-scores[d], d)):
-        if scores[doc] < RELEVANT_SHARE:
-            break
-        title_words = set(terms(dated_title(kb, best[doc], period)))
-        if doc in known_ids or any(w and w <= title_words for w in value_words):
-            continue
-        found.append(best[doc])
-    return ProbeResult(tuple(found), tuple(expansion))
-
-
-def _normalised(ranked: list[Passage]) -> dict[str, float]:
-    top = ranked[0].score if ranked else 1.0
-    return {p.doc_id: p.score / top for p in ranked}
+    return [
+        doc
+        for doc in ranked
+        if doc.score >= RELEVANT_SHARE * ranked[0].score
+        and doc.doc_id not in known_ids
+        and not any(
+            w and w <= set(terms(dated_title(kb, doc, period))) for w in value_words
+        )
+    ]

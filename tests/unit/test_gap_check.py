@@ -125,10 +125,8 @@ def test_probe_finds_relevant_documents_nothing_cites_or_names(
     creative_kb: str,
 ) -> None:
     kb = KnowledgeBase(creative_kb)
-    found = probe(
-        kb, QUESTION, feedback=[], known={"AI_in_music"}, names=["AI in film"]
-    )
-    titles = [d.title for d in found.documents]
+    found = probe(kb, QUESTION, known={"AI_in_music"}, names=["AI in film"])
+    titles = [d.title for d in found]
     assert set(titles) == {
         "AI in visual art",
         "AI in photography",
