@@ -9,12 +9,13 @@ what is there instead of inventing values from nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import OTHERS, corpus_kinds
+from runtime.listed import part_queries
 from runtime.text import period_of, stems, terms, years
 from state.plan import named_item, normalize
 
@@ -151,6 +152,28 @@ def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Pass
     )
 
 
+def reached_by_part(
+    kb: KnowledgeBase, question: str, limit: int
+) -> list[list[Passage]]:
+    """The documents each thing the question lists reaches (`part_queries`).
+
+    One ranking (`reached_documents`) for each listed thing; a question that
+    lists nothing has one, its own.
+    """
+    return [reached_documents(kb, query, limit) for query in part_queries(question)]
+
+
+def interleaved(rankings: Iterable[Sequence[Passage]]) -> list[Passage]:
+    """The best document of each ranking, then the second best, and so on, once each."""
+    chosen: dict[str, Passage] = {}
+    columns = list(rankings)
+    for rank in range(max(map(len, columns), default=0)):
+        for ranking in columns:
+            if rank < len(ranking):
+                chosen.setdefault(ranking[rank].doc_id, ranking[rank])
+    return list(chosen.values())
+
+
 def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:
     """Top-level sections of `doc` that the question's own words reach."""
     title_words = set(terms(doc.title))
@@ -199,11 +222,12 @@ def titles_by_kind(
 def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     """What the knowledge base holds for `question`: at most `limit` values.
 
-    The relevant documents of its period, grouped by kind; when only one
-    stands out, its sections the question reaches. Nothing for a question the
-    knowledge base does not reach.
+    The relevant documents of its period, the best for each thing it lists
+    first (`reached_by_part`), grouped by kind; when only one stands out, its
+    sections the question reaches. Nothing for a question the knowledge base
+    does not reach.
     """
-    docs = reached_documents(kb, question, limit * 2)[:limit]
+    docs = interleaved(reached_by_part(kb, question, limit * 2))[:limit]
     if len(docs) == 1:
         sections = relevant_sections(kb, question, docs[0])[:limit]
         parts = tuple(f"{docs[0].title}: {s}" for s in sections)

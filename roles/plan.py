@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 from roles.grounding import (
     Holdings,
     holdings_for,
-    reached_documents,
+    interleaved,
+    reached_by_part,
     relevant_sections,
     titles_by_kind,
 )
@@ -333,9 +334,11 @@ class CorpusPlanner:
     """Extractive plan: the documents the question reaches are its values.
 
     A document counts only of the question's period, when it names years (see
-    `KnowledgeBase.in_period`). The most relevant documents are the values, one
-    dimension for each kind they are of (`corpus_kinds`), so that the coverage
-    table says which kinds a run reached. When one document stands out, its
+    `KnowledgeBase.in_period`). A question that lists things is searched once
+    for each (`reached_by_part`), the best document of each taken in turn. The
+    most relevant documents are the values, one dimension for each kind they
+    are of (`corpus_kinds`), so that the coverage table says which kinds a run
+    reached. When one document stands out, its
     relevant sections are the values; when only one section does, the question
     is answered directly. A question whose words the knowledge base mostly does
     not know is refused (`check_matches`): the plan would be noise. (A lead
@@ -364,11 +367,15 @@ class CorpusPlanner:
 
     def _plan(self, question: str) -> CoveragePlan:
         check_matches(self.kb, question)
-        relevant = reached_documents(self.kb, question, self.max_facets * 4)
+        rankings = reached_by_part(self.kb, question, self.max_facets * 4)
+        relevant = interleaved(rankings)
         if not relevant:
             return CoveragePlan.direct(question, planned_by="corpus")
         if len(relevant) > 1:
-            chosen = of_one_kind(document_kinds(self.kb), relevant, self.max_facets)
+            kinds = document_kinds(self.kb)
+            chosen = interleaved(
+                of_one_kind(kinds, ranking, self.max_facets) for ranking in rankings
+            )[: self.max_facets]
             by_kind = titles_by_kind(self.kb, chosen, period_of(question))
             return corpus_plan(question, by_kind)
         sections = relevant_sections(self.kb, question, relevant[0])

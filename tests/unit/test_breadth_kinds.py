@@ -132,3 +132,21 @@ def test_a_round_that_cites_one_kind_redelegates_to_the_other_two(
     assert FESTIVAL in later
     cited = {f.source.title for f in state["findings"] if f.verified}
     assert cited & ALBUMS and cited & SERIES and cited & FILMS
+
+
+def test_a_question_that_lists_three_kinds_plans_each_in_its_first_round(
+    kinds_kb: str,
+) -> None:
+    def first_round(question: str) -> set[str]:
+        state = research(question, extractive(kinds_kb, max_subagents=3))
+        return {
+            value
+            for result in state["results"].values()
+            if result.round == 0
+            for value in result.values
+        }
+
+    listed = "Which films, albums and television series of 2022 drew audiences?"
+    assert {len(first_round(listed) & kind) for kind in (FILMS, ALBUMS, SERIES)} == {1}
+    # Asked as one query, the films alone fill the first round.
+    assert first_round(QUESTION) == FILMS
