@@ -79,10 +79,12 @@ def part_queries(question: str) -> list[str]:
 
     Each is the item's words and the years the question names (its period):
     the rest of the question ("how were they received") is asked of every
-    item alike, and would rank the same documents first for each.
+    item alike, and would rank the same documents first for each. An item
+    listed twice is asked once.
     """
     items = listed_items(question)
     if len(items) < MIN_ITEMS:
         return [question]
     period = " ".join(sorted(years(question)))
-    return [" ".join([*item, period]).strip() for item in items]
+    queries = (" ".join([*item, period]).strip() for item in items)
+    return list(dict.fromkeys(queries))

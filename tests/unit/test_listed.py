@@ -48,3 +48,11 @@ def test_each_listed_thing_is_asked_with_the_questions_years() -> None:
 def test_a_question_of_fewer_than_three_things_is_asked_whole() -> None:
     question = "Which natural disasters and severe weather events struck in 2022?"
     assert part_queries(question) == [question]
+
+
+def test_an_item_listed_twice_is_asked_once() -> None:
+    assert part_queries("Which films, plays, films and songs?") == [
+        "films",
+        "plays",
+        "songs",
+    ]
