@@ -338,12 +338,12 @@ class CorpusPlanner:
     for each (`reached_by_part`), the best document of each taken in turn. The
     most relevant documents are the values, one dimension for each kind they
     are of (`corpus_kinds`), so that the coverage table says which kinds a run
-    reached. When one document stands out, its
-    relevant sections are the values; when only one section does, the question
-    is answered directly. A question whose words the knowledge base mostly does
-    not know is refused (`check_matches`): the plan would be noise. (A lead
-    model plans from the question instead, and its report shows what the
-    knowledge base could verify.)
+    reached. When one document stands out, its relevant sections are the
+    values; when only one section does, the question is answered directly.
+    A question whose words the knowledge base mostly does not know is refused
+    (`check_matches`): the plan would be noise. (A lead model plans from the
+    question instead, and its report shows what the knowledge base could
+    verify.)
     """
 
     kb: KnowledgeBase
