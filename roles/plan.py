@@ -224,22 +224,28 @@ class ModelPlanner:
         instructions, the holdings' header) says nothing of the facet: code
         writes one from its values, as for a facet of the knowledge base's plan.
         So does a dimension named after an item of the holdings (a document is
-        no dimension): it takes the kind its values are listed under.
+        no dimension): it takes the kind its values are listed under. A value
+        listed again (a small model copies the whole list into every dimension
+        and facet) stays where it was listed first.
         """
 
-        def spelled(values: list[int | str]) -> tuple[str, ...]:
+        def spelled(values: list[int | str], taken: set[str]) -> tuple[str, ...]:
             named = (holdings.spell(v) for v in values)
-            return tuple(dict.fromkeys(v for v in named if v))
+            first = tuple(dict.fromkeys(v for v in named if v and v not in taken))
+            taken.update(first)
+            return first
 
         by_name: dict[str, tuple[str, ...]] = {}
+        in_dimensions: set[str] = set()
         for drafted in draft.dimensions:
-            values = spelled(drafted.values)
+            values = spelled(drafted.values, in_dimensions)
             name = holdings.dimension_name(drafted.name, values)
-            by_name[name] = tuple(dict.fromkeys((*by_name.get(name, ()), *values)))
+            by_name[name] = (*by_name.get(name, ()), *values)
         dimensions = list(by_name.items())
-        if draft.direct_answer and len({v for _, vs in dimensions for v in vs}) < 2:
+        if draft.direct_answer and len(in_dimensions) < 2:
             return CoveragePlan.direct(question)
-        facets = [(f, spelled(f.values)) for f in draft.facets]
+        in_facets: set[str] = set()
+        facets = [(f, spelled(f.values, in_facets)) for f in draft.facets]
 
         def facet(number: int, written: FacetDraft, values: tuple[str, ...]) -> Facet:
             (made,) = facets_for_values(question, [", ".join(values)])

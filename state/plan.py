@@ -318,7 +318,7 @@ def _merge_overlaps(facets: tuple[Facet, ...]) -> list[Facet]:
             Facet(
                 id=group[0].id,
                 title=" / ".join(dict.fromkeys(f.title for f in group)),
-                brief="\n".join(f.brief for f in group),
+                brief="\n".join(dict.fromkeys(f.brief for f in group)),
                 values=tuple(dict.fromkeys(v for f in group for v in f.values)),
                 agent_id=group[0].agent_id,
                 acceptance=group[0].acceptance,

@@ -140,6 +140,35 @@ def test_a_dimension_named_after_a_listed_document_takes_its_values_kind(
     assert named == {kind: (first, second, third), "Damage": (held.items[-1],)}
 
 
+def test_a_value_listed_again_stays_where_it_was_listed_first(
+    freshwiki_kb: str,
+) -> None:
+    # a small model's reply: the whole list under every dimension and facet
+    everything = [1, 2, 3, 4]
+    answer = {
+        "dimensions": [
+            {"name": "Events", "values": everything},
+            {"name": "Places", "values": [*everything, 5]},
+            {"name": "Dates", "values": everything},
+        ],
+        "facets": [
+            {"title": "Events", "brief": "What happened.", "values": everything},
+            {"title": "Places", "brief": "Where.", "values": [*everything, 5]},
+            {"title": "Dates", "brief": "When.", "values": everything},
+        ],
+    }
+    corpus = CorpusPlanner(KnowledgeBase(freshwiki_kb), 6)
+    lead = ModelPlanner(scripted(answer), 6, 60.0, corpus)
+    plan = asyncio.run(lead.plan(DISASTERS)).plan
+    held = holdings_for(KnowledgeBase(freshwiki_kb), DISASTERS, 6)
+    named = {d.name: d.values for d in plan.dimensions}
+    assert named == {"Events": held.items[:4], "Places": (held.items[4],)}
+    # no title of titles, no facet left empty, none sharing a value
+    titles = {f.title.split(" (")[0] for f in plan.facets}
+    assert titles == {"Events", "Places"}
+    assert sum(len(f.values) for f in plan.facets) == len(plan.values) == 5
+
+
 def test_holdings_tell_a_documents_name_and_the_kind_of_values() -> None:
     assert HELD.names_an_item("cyclone mocha") and HELD.names_an_item("Storm Eunice")
     assert not HELD.names_an_item("Mocha")  # one word names no item
