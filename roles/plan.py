@@ -230,6 +230,7 @@ class ModelPlanner:
         """
 
         def spelled(values: list[int | str], taken: set[str]) -> tuple[str, ...]:
+            """The values spelled, less those in `taken`; adds them to `taken`."""
             named = (holdings.spell(v) for v in values)
             first = tuple(dict.fromkeys(v for v in named if v and v not in taken))
             taken.update(first)

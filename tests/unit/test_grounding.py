@@ -157,10 +157,10 @@ def test_a_value_listed_again_stays_where_it_was_listed_first(
             {"title": "Dates", "brief": "When.", "values": everything},
         ],
     }
-    corpus = CorpusPlanner(KnowledgeBase(freshwiki_kb), 6)
-    lead = ModelPlanner(scripted(answer), 6, 60.0, corpus)
+    kb = KnowledgeBase(freshwiki_kb)
+    lead = ModelPlanner(scripted(answer), 6, 60.0, CorpusPlanner(kb, 6))
     plan = asyncio.run(lead.plan(DISASTERS)).plan
-    held = holdings_for(KnowledgeBase(freshwiki_kb), DISASTERS, 6)
+    held = holdings_for(kb, DISASTERS, 6)
     named = {d.name: d.values for d in plan.dimensions}
     assert named == {"Events": held.items[:4], "Places": (held.items[4],)}
     # no title of titles, no facet left empty, none sharing a value
