@@ -171,7 +171,11 @@ async def find_new_values(
     added: list[str] = []
     usage, failures = Usage(), []
     for enumerator in enumerators(
-        run.lead, run.kb, limit=ctx.max_new_values, timeout_s=ctx.lead_timeout_s
+        run.lead,
+        run.kb,
+        limit=ctx.max_new_values,
+        timeout_s=ctx.lead_timeout_s,
+        max_facets=ctx.max_subagents,
     ):
         outcome = await settle(enumerator.missing(plan, findings))
         if isinstance(outcome, Exception):

@@ -1,7 +1,9 @@
 """Enumerate what the plan missed: a second, independent look at the question.
 
-`ModelEnumerator` (LLM mode) asks the lead to list values the plan lacks;
-`CorpusProbe` (every mode) finds relevant documents that nothing cites. A
+`HeldValues` (LLM mode) owes a task to what the knowledge base holds for the
+question and the lead's plan left out; `ModelEnumerator` (LLM mode) asks the
+lead to list values the plan lacks; `CorpusProbe` (every mode) finds relevant
+documents that nothing cites. A
 document is relevant when the question reaches it as it reaches the plan's own
 documents (see `roles.grounding.reached_documents`); relevant documents that
 no finding cites and no plan value names are values the plan never named. The
@@ -16,7 +18,7 @@ import asyncio
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -39,6 +41,7 @@ that the plan did not name them."""
 _DEPTH = 100
 _LEAD_DEPTH = 300
 """Passages searched for the leads a question reaches."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,55 @@ class ModelEnumerator:
 UNNAMED_HOLDINGS = (
     "What the knowledge base holds that the plan does not name (name these by number):"
 )
+
+
+@dataclass(frozen=True)
+class HeldValues:
+    """What the knowledge base holds for the question that the plan leaves out.
+
+    The lead chose its plan from these holdings (`roles.grounding`). Those it
+    left out, that no value names and no verified finding cites, are values
+    all the same: the knowledge base's own answer to the question is the floor
+    of a plan's breadth, whatever a model chose. The best of each kind first,
+    each under its kind's label. Holdings of one item or none add nothing: the
+    knowledge base's own plan would answer such a question directly.
+    """
+
+    corpus: CorpusPlanner
+    limit: int
+
+    async def missing(
+        self, plan: CoveragePlan, findings: Sequence[Finding]
+    ) -> Enumerated:
+        """The held values the plan lacks, off the event loop."""
+        return await asyncio.to_thread(self._missing, plan, findings)
+
+    def _missing(self, plan: CoveragePlan, findings: Sequence[Finding]) -> Enumerated:
+        holdings = self.corpus.holdings(plan.question)
+        if len(holdings.items) < 2:
+            return Enumerated({})
+        named = {normalize(v) for v in plan.values}
+        named |= {normalize(f.source.title) for f in findings if f.verified}
+        names = [d.name for d in plan.dimensions]
+        unnamed = [
+            [
+                (label, item)
+                for n in numbers
+                if normalize(item := holdings.items[n - 1]) not in named
+                and refusal(item, plan.question, names, "") is None
+            ]
+            for label, numbers in holdings.groups
+        ]
+        missing: dict[str, list[str]] = {}
+        for label, item in round_robin(unnamed)[: self.limit]:
+            missing.setdefault(label, []).append(item)
+        return Enumerated(missing)
+
+
+def round_robin(columns: Sequence[Sequence[T]]) -> list[T]:
+    """The first of each column, then the second of each, and so on."""
+    depth = max(map(len, columns), default=0)
+    return [column[at] for at in range(depth) for column in columns if at < len(column)]
 
 
 @dataclass(frozen=True)
@@ -254,14 +306,25 @@ def breadth_first(
 
 
 def enumerators(
-    model: BaseChatModel | None, kb: KnowledgeBase, *, limit: int, timeout_s: float
+    model: BaseChatModel | None,
+    kb: KnowledgeBase,
+    *,
+    limit: int,
+    timeout_s: float,
+    max_facets: int,
 ) -> list[Enumerator]:
-    """The lead's enumeration (LLM mode), then the corpus probe (every mode)."""
+    """The enumerators of a run, in the order they extend the plan.
+
+    In LLM mode, what the lead left of the holdings it planned from (those of a
+    corpus planner of `max_facets`, as the run's planner), then the lead's own
+    enumeration; in every mode, the corpus probe last.
+    """
     probe: list[Enumerator] = [CorpusProbe(kb, limit)]
     if model is None:
         return probe
-    lead = ModelEnumerator(model, limit, timeout_s, CorpusPlanner(kb, limit))
-    return [lead, *probe]
+    corpus = CorpusPlanner(kb, max_facets)
+    lead = ModelEnumerator(model, limit, timeout_s, corpus)
+    return [HeldValues(corpus, limit), lead, *probe]
 
 
 def probe(

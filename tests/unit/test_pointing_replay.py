@@ -7,18 +7,22 @@ at evidence handles and sentence numbers, and pointers at nothing shown.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from roles.enumerate import round_robin
+from roles.grounding import holdings_for
+from roles.plan import CorpusPlanner
 from runtime.kb import KnowledgeBase
 from runtime.text import sentences
 from subagents.contract import BAD_SENTENCES, UNKNOWN_EVIDENCE
 from tests.openai_replay import ReplayServer, Reply, by_role, tool_call
 from tests.unit.fakes import evidence_shown, values_in_brief
-from tests.unit.test_replay import Responder, endpoint, run_cli
+from tests.unit.test_replay import DISASTERS, Responder, endpoint, run_cli
 
 __all__ = ["endpoint"]  # the fixture, shared with the other replay tests
 
@@ -142,7 +146,56 @@ def test_a_lead_that_plans_from_nothing_cannot_crowd_out_what_is_there(
     _, _, data = run_cli(freshwiki_kb, tmp_path, "--max-rounds", "0")
     dimensions = data["plan"]["dimensions"]
     assert dimensions[1] == {"name": "Revenue", "values": ["20%", "10%"]}  # kept
-    held = dimensions[0]["values"]  # the knowledge base's plan comes first ...
-    assert "Storm Eunice" in held and "2022 Pakistan floods" in held
+    corpus = CorpusPlanner(KnowledgeBase(freshwiki_kb), 5)
+    own = asyncio.run(corpus.plan(DISASTERS)).plan.values
+    assert "Storm Eunice" in own and "2022 Pakistan floods" in own
+    assert set(own) <= set(dimensions[0]["values"])  # the knowledge base's plan ...
     sent = {v for t in data["tasks"] for v in t["values"]}
-    assert set(held) <= sent  # ... and goes out
+    assert set(own) <= sent  # ... comes first and goes out
+
+
+def test_what_the_lead_left_of_the_holdings_is_delegated_next(
+    endpoint: Callable[[Responder], ReplayServer], freshwiki_kb: str, tmp_path: Path
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    held = holdings_for(kb, DISASTERS, 10)
+
+    def one_by_number(body: dict[str, Any]) -> Reply:
+        (number,) = numbers_of(body["messages"][1]["content"], ("Storm Eunice",))
+        plan = {
+            "dimensions": [{"name": "storm", "values": [number]}],
+            "facets": [{"title": "Eunice", "brief": "Damage.", "values": [number]}],
+        }
+        return Reply(content=json.dumps(plan))
+
+    def first_sentence(body: dict[str, Any]) -> Reply:
+        (value,) = values_in_brief(body["messages"][1]["content"])
+        shown = [m for m in body["messages"] if m["role"] == "tool"]
+        if not shown:
+            call = tool_call("search", {"query": value}, "call_0")
+            return Reply(content=None, tool_calls=[call])
+        handle, number, _ = evidence_shown(shown[0]["content"])[0]
+        found = {"evidence": handle, "sentences": [number]}
+        return Reply(content=json.dumps({"findings": [found]}))
+
+    endpoint(
+        by_role(
+            {
+                "plan": one_by_number,
+                "enumerate": Reply(content='{"dimensions": []}'),
+                "subagent": first_sentence,
+                "write": Reply(content="Storm Eunice struck [1]."),
+            }
+        )
+    )
+    _, _, data = run_cli(freshwiki_kb, tmp_path, "--max-rounds", "1")
+    by_round = {
+        n: [v for t in data["tasks"] if t["round"] == n for v in t["values"]]
+        for n in (0, 1)
+    }
+    assert by_round[0] == ["Storm Eunice"]  # the lead chose one ...
+    left = [
+        [held.items[n - 1] for n in numbers if held.items[n - 1] != "Storm Eunice"]
+        for _, numbers in held.groups
+    ]
+    assert set(by_round[1]) == set(round_robin(left)[:5])  # ... code the rest
