@@ -140,8 +140,21 @@ UNNAMED_HOLDINGS = (
 )
 
 
+class ByCode:
+    """An enumerator that reads only the knowledge base: it runs off the event loop."""
+
+    async def missing(
+        self, plan: CoveragePlan, findings: Sequence[Finding]
+    ) -> Enumerated:
+        """`_missing`, in a worker thread."""
+        return await asyncio.to_thread(self._missing, plan, findings)
+
+    def _missing(self, plan: CoveragePlan, findings: Sequence[Finding]) -> Enumerated:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class HeldValues:
+class HeldValues(ByCode):
     """What the knowledge base holds for the question that the plan leaves out.
 
     The lead chose its plan from these holdings (`roles.grounding`). Those it
@@ -154,12 +167,6 @@ class HeldValues:
 
     corpus: CorpusPlanner
     limit: int
-
-    async def missing(
-        self, plan: CoveragePlan, findings: Sequence[Finding]
-    ) -> Enumerated:
-        """The held values the plan lacks, off the event loop."""
-        return await asyncio.to_thread(self._missing, plan, findings)
 
     def _missing(self, plan: CoveragePlan, findings: Sequence[Finding]) -> Enumerated:
         holdings = self.corpus.holdings(plan.question)
@@ -190,7 +197,7 @@ def round_robin(columns: Sequence[Sequence[T]]) -> list[T]:
 
 
 @dataclass(frozen=True)
-class CorpusProbe:
+class CorpusProbe(ByCode):
     """Relevant documents of kinds the answer does not cite yet.
 
     Of the relevant documents no finding cites and no value names (see
@@ -207,12 +214,6 @@ class CorpusProbe:
 
     kb: KnowledgeBase
     limit: int
-
-    async def missing(
-        self, plan: CoveragePlan, findings: Sequence[Finding]
-    ) -> Enumerated:
-        """Probe the knowledge base, off the event loop."""
-        return await asyncio.to_thread(self._missing, plan, findings)
 
     def _missing(self, plan: CoveragePlan, findings: Sequence[Finding]) -> Enumerated:
         verified = [f for f in findings if f.verified]
