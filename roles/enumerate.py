@@ -18,13 +18,13 @@ import asyncio
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from roles.grounding import Holdings, dated_title
+from roles.grounding import Holdings, dated_title, round_robin
 from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import CorpusKinds, corpus_kinds, document_kinds
@@ -41,7 +41,6 @@ that the plan did not name them."""
 _DEPTH = 100
 _LEAD_DEPTH = 300
 """Passages searched for the leads a question reaches."""
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -188,12 +187,6 @@ class HeldValues(ByCode):
         for label, item in round_robin(unnamed)[: self.limit]:
             missing.setdefault(label, []).append(item)
         return Enumerated(missing)
-
-
-def round_robin(columns: Sequence[Sequence[T]]) -> list[T]:
-    """The first of each column, then the second of each, and so on."""
-    depth = max(map(len, columns), default=0)
-    return [column[at] for at in range(depth) for column in columns if at < len(column)]
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
 from runtime.text import period_of, stems, terms, years
 from state.plan import named_item, normalize
+
+T = TypeVar("T")
 
 SEVERAL_KINDS = "Documents of several kinds"
 """A dimension a model named after a document, its values of several kinds."""
@@ -166,12 +169,15 @@ def reached_by_part(
 def interleaved(rankings: Iterable[Sequence[Passage]]) -> list[Passage]:
     """The best document of each ranking, then the second best, and so on, once each."""
     chosen: dict[str, Passage] = {}
-    columns = list(rankings)
-    for rank in range(max(map(len, columns), default=0)):
-        for ranking in columns:
-            if rank < len(ranking):
-                chosen.setdefault(ranking[rank].doc_id, ranking[rank])
+    for doc in round_robin(list(rankings)):
+        chosen.setdefault(doc.doc_id, doc)
     return list(chosen.values())
+
+
+def round_robin(columns: Sequence[Sequence[T]]) -> list[T]:
+    """The first of each column, then the second of each, and so on."""
+    depth = max(map(len, columns), default=0)
+    return [column[at] for at in range(depth) for column in columns if at < len(column)]
 
 
 def relevant_sections(kb: KnowledgeBase, question: str, doc: Passage) -> list[str]:

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from roles.enumerate import round_robin
-from roles.grounding import holdings_for
+from roles.grounding import holdings_for, round_robin
 from roles.plan import CorpusPlanner
 from runtime.kb import KnowledgeBase
 from runtime.text import sentences
