@@ -2,7 +2,8 @@
 
 The first round sends one task per facet of the plan; each later round sends
 one task per facet for its values still uncovered, never a value more than
-`MAX_ATTEMPTS_PER_VALUE` times, nor one a person let go. Every task is routed
+`MAX_ATTEMPTS_PER_VALUE` times, nor one a person let go; facets never sent
+and facets sent before take turns. Every task is routed
 the same way (`routed_task`). Delegation stops when every value is covered, a
 person aborted, the round limit is reached, a round added no verified
 finding, the run's deadline passed, or nothing uncovered can be sent. Nodes,
@@ -19,6 +20,7 @@ from typing import Any
 
 from langgraph.types import Overwrite
 
+from roles.grounding import round_robin
 from runtime.context import Context
 from state.agents import AgentManifest
 from state.circuit import Breaker
@@ -219,12 +221,9 @@ def next_tasks(
             by_facet.setdefault(owner.id, []).append(value)
     facets = {f.id: f for f in plan.facets}
     cited = tuple({f.source.passage_id: f.source for f in findings}.values())
-    never_tried_first = sorted(
-        by_facet.items(), key=lambda item: min(attempts[v] for v in item[1])
-    )
     failures = Counter(r.facet_id for r in results if r.status == "failed")
     tasks = []
-    for facet_id, values in never_tried_first:
+    for facet_id, values in new_and_retried(by_facet, attempts):
         task, why = routed_task(
             facets[facet_id],
             router,
@@ -242,6 +241,23 @@ def next_tasks(
         else:
             tasks.append(task)
     return tasks[: ctx.max_subagents], blocked
+
+
+def new_and_retried(
+    by_facet: dict[str, list[str]], attempts: Counter[str]
+) -> list[tuple[str, list[str]]]:
+    """Facets with a value never sent, and facets sent before, taken in turn.
+
+    A round takes at most `max_subagents` tasks: values added by the gap check
+    would otherwise fill every round and leave a planned value that failed
+    once without its second attempt until the round limit.
+    """
+    fresh: list[tuple[str, list[str]]] = []
+    again: list[tuple[str, list[str]]] = []
+    for facet_id, values in by_facet.items():
+        sent = all(attempts[v] for v in values)
+        (again if sent else fresh).append((facet_id, values))
+    return round_robin([fresh, again])
 
 
 def earlier_attempt(value: str, results: list[TaskResult]) -> str | None:

@@ -121,6 +121,26 @@ def test_next_tasks_group_by_facet_skip_values_tried_too_often(
     assert all(t.round == 2 and t.task_id != tried[0].task_id for t in tasks)
 
 
+def test_a_value_sent_once_takes_turns_with_values_never_sent(
+    creative_kb: str,
+) -> None:
+    # Two tasks a round: "music" failed once; before the film and writing
+    # values (added later, never sent) it would wait until they were all sent.
+    plan = plan_of("music", "film", "writing")
+    tasks, _ = next_tasks(
+        plan,
+        [result(task_for(plan, "music", 0), "no finding")],
+        [],
+        ("music", "film", "writing"),
+        run_id="t",
+        round_no=1,
+        ctx=extractive(creative_kb, max_subagents=2),
+        router=Router(load_registry(), {}, "capability"),
+        remaining_s=5,
+    )
+    assert [t.values for t in tasks] == [("film",), ("music",)]
+
+
 def test_probe_finds_relevant_documents_nothing_cites_or_names(
     creative_kb: str,
 ) -> None:
