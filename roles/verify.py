@@ -24,7 +24,6 @@ No model can talk its way past these checks.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -34,6 +33,7 @@ from runtime.kb import Passage, opening
 from runtime.sources import PassageLookup
 from runtime.text import (
     WORD,
+    names,
     negations,
     numbers,
     proper_names,
@@ -53,8 +53,6 @@ NOT_VERBATIM = "quote not verbatim in its passage"
 UNSUPPORTED = "claim not supported by its quote"
 OFF_VALUE = "evidence not about its values"
 OFF_PERIOD = "evidence not of the question's period"
-
-_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
 
 
 @dataclass(frozen=True)
@@ -126,22 +124,6 @@ def supports(claim: str, evidence: str, subject: str = "") -> bool:
 def restates(claim: str, evidence: str, subject: str = "") -> bool:
     """Whether every content word of `claim` is in `evidence` or its `subject`."""
     return stems(claim) <= stems(f"{evidence} {subject}")
-
-
-def names(value: str, text: str) -> bool:
-    """Whether `text` names `value`.
-
-    All of the value's content words must be there, and its acronyms as
-    written ("US" is not "us"); a value of no content words ("Other") must be
-    there as a phrase.
-    """
-    wanted = stems(value)
-    if not wanted:
-        phrase = normalize(value)
-        return bool(phrase) and f" {phrase} " in f" {normalize(text)} "
-    if not wanted <= stems(text):
-        return False
-    return all(re.search(rf"\b{a}\b", text) for a in _ACRONYM.findall(value))
 
 
 def lead_sentence(text: str) -> str:

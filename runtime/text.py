@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from state.plan import normalize
+
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 """A word: letters and digits, with an inner apostrophe ("don't", "O’Brien")."""
 STOPWORDS = frozenset(
@@ -30,6 +32,7 @@ _SPAN = re.compile(
     r"|(1[5-9]\d\d|2[01]\d\d)\s*[-\u2013\u2014]|(1[5-9]\d\d|2[01]\d\d)\s+to)"
     r"\s*(1[5-9]\d\d|2[01]\d\d)\b"
 )
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 NEGATIONS = frozenset(
     "no not never none nor neither nobody nothing nowhere without cannot".split()
@@ -177,3 +180,19 @@ def negations(text: str) -> set[str]:
     """The negating words of `text` ("not", "never", "didn't")."""
     words = {w.casefold() for w in WORD.findall(text)}
     return {w for w in words if w in NEGATIONS or w.endswith(("n't", "n’t"))}
+
+
+def names(value: str, text: str) -> bool:
+    """Whether `text` names `value`.
+
+    All of the value's content words must be there, and its acronyms as
+    written ("US" is not "us"); a value of no content words ("Other") must be
+    there as a phrase.
+    """
+    wanted = stems(value)
+    if not wanted:
+        phrase = normalize(value)
+        return bool(phrase) and f" {phrase} " in f" {normalize(text)} "
+    if not wanted <= stems(text):
+        return False
+    return all(re.search(rf"\b{a}\b", text) for a in _ACRONYM.findall(value))

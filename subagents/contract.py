@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from runtime.reliability import describe
 from runtime.sources import PassageLookup
 from runtime.structured import ModelOutputError, json_schema
+from runtime.text import names
 from state.findings import Finding
 from state.plan import named_item
 from state.tasks import TaskDefinition, TaskResult
@@ -213,8 +214,8 @@ def to_finding(
 
     A pointer (handle and sentence numbers shown) becomes the passage and its
     exact words; a literal quote is kept as written, for verification to
-    check. Value numbers become the task's values; a task of one value needs
-    none. Returns the typed finding, or why it was refused.
+    check. Its values are those it names and its evidence names
+    (`task_values`). Returns the typed finding, or why it was refused.
     """
     if claimed.evidence:
         passage_id = passage_of(claimed.evidence, evidence)
@@ -234,7 +235,9 @@ def to_finding(
             quote = pointed_quote(passage.text, claimed.sentences, shown)
         except ValueError as bad:
             return f"{BAD_SENTENCES} of {claimed.evidence or passage_id}: {bad}"
-    values = task_values(claimed.values, task)
+    values = task_values(
+        claimed.values, task, f"{quote} {passage.title} {passage.section}"
+    )
     if not values:
         return f"{NO_TASK_VALUE}: {claimed.values}"
     return Finding(
@@ -247,16 +250,22 @@ def to_finding(
     )
 
 
-def task_values(named: Sequence[int | str], task: TaskDefinition) -> tuple[str, ...]:
-    """The task's values a finding names, by number or as spelled in the brief.
+def task_values(
+    named: Sequence[int | str], task: TaskDefinition, evidence: str
+) -> tuple[str, ...]:
+    """The task's values a finding is about: those it names and its `evidence` names.
 
-    A task of one value is what its every finding is about: verification
-    still keeps that value only where the evidence names it.
+    A finding names values by number or as spelled in the brief; the task's
+    values its evidence (quote, title and section) names are code's to read,
+    whatever number a model chose. A task of one value is what its every
+    finding is about. Verification still keeps a value only where the
+    evidence is about it.
     """
     if len(task.values) == 1:
         return task.values
-    chosen = (named_item(n, task.values) for n in named)
-    return tuple(dict.fromkeys(v for v in chosen if v is not None))
+    chosen = [named_item(n, task.values) for n in named]
+    read = [v for v in task.values if names(v, evidence)]
+    return tuple(dict.fromkeys(v for v in [*chosen, *read] if v is not None))
 
 
 def check_answer(

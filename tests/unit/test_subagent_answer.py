@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from roles.verify import verify_findings
 from runtime.kb import KnowledgeBase, ingest
 from state.tasks import TaskDefinition
 from subagents.contract import (
@@ -65,8 +66,22 @@ def test_unknown_passage_and_foreign_values_are_refused(creative_kb: str) -> Non
     assert to_finding(report("AI_in_music#99", "music"), TASK, {}, kb) == (
         "unknown passage 'AI_in_music#99'"
     )
-    refused = to_finding(report("AI_in_music#0", "painting"), TASK, {}, kb)
+    refused = to_finding(report("AI_in_writing#0", "painting"), TASK, {}, kb)
     assert isinstance(refused, str) and "none of the task's values" in refused
+
+
+def test_the_values_its_evidence_names_count_whatever_number_was_chosen(
+    creative_kb: str,
+) -> None:
+    # Pointing at the film passage, a model named value 1 (music): the
+    # evidence names film, and verification keeps only what it is about.
+    kb = KnowledgeBase(creative_kb)
+    claimed = ClaimedFinding(evidence="E1", sentences=[1], values=[1])
+    finding = to_finding(claimed, TASK, LEDGER, kb)
+    assert not isinstance(finding, str)
+    assert finding.values == ("music", "film")
+    (kept,), _ = verify_findings([finding], kb)
+    assert kept.values == ("film",)
 
 
 def test_single_value_task_owns_its_findings_however_they_name_it(
@@ -166,7 +181,7 @@ def test_the_enforced_schema_allows_only_what_was_shown() -> None:
 
 def test_a_year_is_no_value_number() -> None:
     years = TASK.model_copy(update={"values": ("2008", "2009")})
-    assert task_values(["2009", 1, 2009], years) == ("2009", "2008")
+    assert task_values(["2009", 1, 2009], years, "") == ("2009", "2008")
 
 
 def test_sentences_with_gaps_are_one_finding_per_run(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from roles.verify import (
     SHORT_QUOTE,
     UNKNOWN_PASSAGE,
     UNSUPPORTED,
-    names,
     one_per_quote,
     quote_sentences,
     supports,
@@ -20,7 +19,7 @@ from roles.verify import (
 )
 from runtime.context import Context
 from runtime.kb import KnowledgeBase
-from runtime.text import period_of, sentences
+from runtime.text import names, period_of, sentences
 from state.coverage import count_by_value
 from state.findings import Finding
 from tests.support import run_node
