@@ -24,9 +24,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from roles.grounding import Holdings, dated_title, round_robin
+from roles.grounding import Holdings, dated_title, leads_reached, round_robin
 from roles.plan import CorpusPlanner, DimensionDraft
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import CorpusKinds, corpus_kinds, document_kinds
 from runtime.models import lead_deadline
 from runtime.structured import ainvoke_structured, schema_instructions
@@ -39,8 +39,6 @@ PROBED = " (found by the corpus probe)"
 """Ends the name of a dimension of documents the probe found: their kind, and
 that the plan did not name them."""
 _DEPTH = 100
-_LEAD_DEPTH = 300
-"""Passages searched for the leads a question reaches."""
 
 
 @dataclass(frozen=True)
@@ -252,17 +250,12 @@ def kinds_reached(
 ) -> set[str]:
     """The kinds (by `CorpusKinds.key`) the question is about, told by `docs`.
 
-    The question is about a document when it reaches the document's lead
-    (which says what the document is) at RELEVANT_SHARE of its best passage's
-    score, not only a passage that mentions its words; it is about a kind
-    when it is about two of its documents, or about the only one. One
-    document of a larger kind is a stray match.
+    The question is about a document when it reaches its lead
+    (`leads_reached`); it is about a kind when it is about two of its
+    documents, or about the only one. One document of a larger kind is a
+    stray match.
     """
-    hits = kb.search(question, _LEAD_DEPTH)
-    floor = RELEVANT_SHARE * hits[0].score if hits else 0.0
-    about = {
-        h.doc_id for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor
-    }
+    about = {lead.doc_id for lead in leads_reached(kb, question)}
     counts = Counter(kinds.key(d.doc_id) for d in docs if d.doc_id in about)
     return {k for k, n in counts.items() if n >= min(2, kinds.sizes.get(k, 1))}
 

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
 from runtime.text import period_of, stems, terms, years
@@ -22,6 +22,8 @@ from state.plan import named_item, normalize
 
 T = TypeVar("T")
 
+LEAD_DEPTH = 300
+"""Passages searched for the leads a question reaches."""
 SEVERAL_KINDS = "Documents of several kinds"
 """A dimension a model named after a document, its values of several kinds."""
 
@@ -155,6 +157,18 @@ def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Pass
     )
 
 
+def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:
+    """The leads of the documents the question is about, best first.
+
+    The question is about a document when it reaches the document's lead
+    (which says what the document is) at RELEVANT_SHARE of its best passage's
+    score, not only a passage that mentions its words.
+    """
+    hits = kb.search(question, LEAD_DEPTH)
+    floor = RELEVANT_SHARE * hits[0].score if hits else 0.0
+    return [h for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor]
+
+
 def reached_by_part(
     kb: KnowledgeBase, question: str, limit: int
 ) -> list[list[Passage]]:
@@ -229,16 +243,22 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     """What the knowledge base holds for `question`: at most `limit` values.
 
     The relevant documents of its period, the best for each thing it lists
-    first (`reached_by_part`), grouped by kind; when only one stands out, its
+    first (`reached_by_part`), taking turns with those of its period the
+    question is about (`leads_reached`: a document whose passages say less of
+    the question's words than others', but whose lead says it is what the
+    question asks about), grouped by kind; when only one stands out, its
     sections the question reaches. Nothing for a question the knowledge base
     does not reach.
     """
-    docs = interleaved(reached_by_part(kb, question, limit * 2))[:limit]
+    period = period_of(question)
+    about = [p for p in leads_reached(kb, question) if kb.in_period(p, period)]
+    relevant = interleaved(reached_by_part(kb, question, limit * 2))
+    docs = interleaved([relevant, about[:limit]])[:limit]
     if len(docs) == 1:
         sections = relevant_sections(kb, question, docs[0])[:limit]
         parts = tuple(f"{docs[0].title}: {s}" for s in sections)
         return Holdings(parts, ((docs[0].title, tuple(range(1, len(parts) + 1))),))
-    by_kind = titles_by_kind(kb, docs, period_of(question))
+    by_kind = titles_by_kind(kb, docs, period)
     others = by_kind.pop(OTHERS, [])
     items: list[str] = []
     groups = []

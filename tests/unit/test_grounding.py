@@ -7,7 +7,15 @@ import re
 from typing import Any
 
 from roles.enumerate import ModelEnumerator
-from roles.grounding import SEVERAL_KINDS, Holdings, dated_title, holdings_for
+from roles.grounding import (
+    SEVERAL_KINDS,
+    Holdings,
+    dated_title,
+    holdings_for,
+    interleaved,
+    leads_reached,
+    reached_by_part,
+)
 from roles.plan import CorpusPlanner, ModelPlanner
 from runtime.kb import KnowledgeBase
 from state.plan import CoveragePlan
@@ -138,6 +146,22 @@ def test_a_dimension_named_after_a_listed_document_takes_its_values_kind(
     named = {d.name: d.values for d in plan.dimensions}
     # both take their values' kind and become one; the third keeps its name
     assert named == {kind: (first, second, third), "Damage": (held.items[-1],)}
+
+
+def test_holdings_list_what_the_question_is_about_by_its_lead(
+    freshwiki_kb: str,
+) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    mourned = "Which notable people died in 2022 and 2023, and how were they mourned?"
+    funeral = "Death and funeral of Pope Benedict XVI"
+    # its lead says what the question asks about ...
+    assert funeral in [lead.title for lead in leads_reached(kb, mourned)]
+    # ... though passages of six other documents say more of its words
+    ranked = interleaved(reached_by_part(kb, mourned, 12))
+    assert funeral not in [doc.title for doc in ranked[:6]]
+    held = holdings_for(kb, mourned, 6)
+    assert funeral in held.items and len(held.items) == 6
+    assert held.items[0] == ranked[0].title  # the best passage's document leads
 
 
 def test_a_value_listed_again_stays_where_it_was_listed_first(
