@@ -22,7 +22,7 @@ from state.plan import named_item, normalize
 
 T = TypeVar("T")
 
-LEAD_DEPTH = 300
+_LEAD_DEPTH = 300
 """Passages searched for the leads a question reaches."""
 SEVERAL_KINDS = "Documents of several kinds"
 """A dimension a model named after a document, its values of several kinds."""
@@ -164,7 +164,7 @@ def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:
     (which says what the document is) at RELEVANT_SHARE of its best passage's
     score, not only a passage that mentions its words.
     """
-    hits = kb.search(question, LEAD_DEPTH)
+    hits = kb.search(question, _LEAD_DEPTH)
     floor = RELEVANT_SHARE * hits[0].score if hits else 0.0
     return [h for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor]
 
@@ -253,7 +253,7 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     period = period_of(question)
     about = [p for p in leads_reached(kb, question) if kb.in_period(p, period)]
     relevant = interleaved(reached_by_part(kb, question, limit * 2))
-    docs = interleaved([relevant, about[:limit]])[:limit]
+    docs = interleaved([relevant, about])[:limit]
     if len(docs) == 1:
         sections = relevant_sections(kb, question, docs[0])[:limit]
         parts = tuple(f"{docs[0].title}: {s}" for s in sections)
