@@ -54,6 +54,8 @@ TOOL_NAMES = ("search", "read", "web_fetch", "web_search")
 """The built-in tools."""
 SAFE_TOOLS = frozenset({"search", "read"})
 """The knowledge base's tools; every other tool reaches outside it: dangerous."""
+MAX_HITS = 10
+"""Most passages one search shows."""
 MAX_OUTPUT_CHARS = 20_000
 """Most characters of one tool output recorded as evidence; the rest is cut."""
 DELEGATING_TOOLS = frozenset(
@@ -74,6 +76,8 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
     ) -> tuple[str, list[Excerpt]]:
         """Search the knowledge base; shows passages and their best sentences.
 
+        A passage too short to quote is left out: no finding could rest on it.
+
         Args:
             query: Keywords to look for.
             k: How many passages to return (1-10).
@@ -81,11 +85,12 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
         """
         hits = kb.search(
             query,
-            max(1, min(k, 10)),
+            MAX_HITS,
             op="AND" if match_all else "OR",
             exclude={s.passage_id for s in task.cited},
         )
-        return _shown([excerpt(p, query) for p in hits])
+        quotable = [p for p in hits if len(p.text.split()) >= MIN_QUOTE_WORDS]
+        return _shown([excerpt(p, query) for p in quotable[: max(1, min(k, MAX_HITS))]])
 
     def read(  # noqa: D417 - `evidence` is injected, not the model's to give
         handle: str, evidence: Evidence

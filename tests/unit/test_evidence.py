@@ -5,8 +5,11 @@ from __future__ import annotations
 from roles.verify import quote_sentences, supports
 from runtime.kb import KnowledgeBase
 from runtime.text import ends_sentence, sentences
+from state.findings import MIN_QUOTE_WORDS
+from state.tasks import TaskDefinition
 from subagents.evidence import excerpt, passage_of, record, shown_more
 from subagents.reading import best_sentences
+from subagents.tools import make_tools
 
 AFL_FIRST = (
     "Geelong entered their 2022 campaign after a heavy defeat in the 2021 "
@@ -70,6 +73,31 @@ def test_a_search_shows_the_sentences_most_like_its_query(freshwiki_kb: str) -> 
     text, _ = record({}, [shown])
     assert "\n[9] In a game made memorable by Lance Franklin" in text
     assert text.endswith("(13 more sentences: read E1)")  # the rest, one read away
+
+
+def test_a_search_leaves_out_passages_too_short_to_quote(freshwiki_kb: str) -> None:
+    kb = KnowledgeBase(freshwiki_kb)
+    personnel = kb.passage("Those_Once_Loyal#11")
+    assert personnel is not None  # "Personnel per liner notes."
+    assert len(personnel.text.split()) < MIN_QUOTE_WORDS
+    best = kb.search("Once Loyal", 1)[0]  # BM25 ranks the shortest passage first
+    assert best.passage_id == personnel.passage_id
+    task = TaskDefinition(
+        task_id="t",
+        run_id="r",
+        agent_id="researcher",
+        facet_id="f0",
+        question="Which albums were released?",
+        brief="Albums.",
+        values=("Those Once Loyal",),
+        acceptance="a quoted finding",
+    )
+    args = {"query": "Once Loyal", "task": task, "k": 3}
+    shown = make_tools(kb)["search"].invoke(
+        {"type": "tool_call", "id": "c", "name": "search", "args": args}
+    )
+    ids = [e["passage_id"] for e in shown.artifact]
+    assert len(ids) == 3 and personnel.passage_id not in ids
 
 
 def test_a_passage_shown_again_keeps_its_handle_and_adds_sentences() -> None:
