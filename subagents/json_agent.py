@@ -6,8 +6,9 @@ where it can be: search, read, call another of its tools (an MCP server's, the
 user's, `web_fetch`) by name with its arguments, or finish with findings. The
 loop runs the step as a tool call, through the same gates; the model sees its
 result as the next message. A model that
-asks for a search it already made is going round in circles: it is asked to
-finish with what it was shown. A step that still does not validate after one
+asks for a search it already made is going round in circles: it is told the
+first value of its task no search named, once, and then asked to finish with
+what it was shown. A step that still does not validate after one
 repair turn fails the task.
 """
 
@@ -29,7 +30,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from runtime.structured import ModelOutputError, ainvoke_structured
-from runtime.text import terms
+from runtime.text import stems, terms
 from state.agents import AgentManifest
 from state.findings import normalize_text
 from state.tasks import TaskDefinition
@@ -66,6 +67,10 @@ SHOWN_PROMPT = (
     "your facet, finish now and point at them."
 )
 SEARCHED_AGAIN = "You searched for that already; its evidence is above."
+SEARCH_NEXT = (
+    f"{SEARCHED_AGAIN} No search of yours named value {{number}}, {{value}}: "
+    "search for it next, or finish."
+)
 NO_KEYWORDS = "A search needs keywords from the question or your values."
 
 
@@ -119,15 +124,24 @@ def step_prompt(evidence: Ledger, tools: Sequence[BaseTool]) -> str:
     return f"{SHOWN_PROMPT.format(first=handle(0), last=last)} {asked}"
 
 
-def searched(messages: Sequence[AnyMessage]) -> set[str]:
-    """The queries of the searches a model already made, in normal form."""
-    return {
+def searched(messages: Sequence[AnyMessage]) -> list[str]:
+    """The queries of the searches a model made, in order, in normal form."""
+    return [
         normalize_text(str(call["args"].get("query", "")))
         for m in messages
         if isinstance(m, AIMessage)
         for call in m.tool_calls
         if call["name"] == "search"
-    }
+    ]
+
+
+def first_unsearched(values: Sequence[str], queries: Sequence[str]) -> int | None:
+    """The number (from 1) of the first value no query named, every content word."""
+    named = [stems(q) for q in queries]
+    return next(
+        (n for n, v in enumerate(values, 1) if not any(stems(v) <= q for q in named)),
+        None,
+    )
 
 
 def as_turns(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
@@ -214,15 +228,25 @@ class JsonSteps:
         return schema
 
     def refuse(self, call: ToolCall, state: AgentState) -> Refusal | None:
-        """A search with no keywords, or one already made (it must finish then)."""
+        """A search with no keywords, or one already made.
+
+        A search made again is going round in circles: the model must finish,
+        unless a value of its task is one no search named yet and it has not
+        circled before; then it is told that value's number and name.
+        """
         if call["name"] != "search":
             return None
         query = str(call["args"].get("query", ""))
         if not terms(query):
             return Refusal(NO_KEYWORDS)
-        if normalize_text(query) in searched(state["messages"][:-1]):
+        made = searched(state["messages"][:-1])
+        if normalize_text(query) not in made:
+            return None
+        values = state["task"].values
+        left = first_unsearched(values, made)
+        if left is None or len(set(made)) < len(made):
             return Refusal(SEARCHED_AGAIN, final=True)
-        return None
+        return Refusal(SEARCH_NEXT.format(number=left, value=values[left - 1]))
 
     async def answer(
         self, state: AgentState, loop: Loop, reason: str | None

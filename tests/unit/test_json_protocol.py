@@ -13,7 +13,13 @@ from langchain_core.runnables import RunnableConfig
 
 from state.agents import AgentManifest
 from state.tasks import TaskDefinition
-from subagents.json_agent import NO_KEYWORDS, SEARCHED_AGAIN, JsonSteps, as_turns
+from subagents.json_agent import (
+    NO_KEYWORDS,
+    SEARCH_NEXT,
+    SEARCHED_AGAIN,
+    JsonSteps,
+    as_turns,
+)
 from subagents.loop import agent_loop
 from subagents.state import agent_input
 from tests.support import agent_loop_of
@@ -47,7 +53,9 @@ FINISH = {
 }
 
 
-def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
+def run(
+    model: BaseChatModel, kb: str, max_turns: int = 4, task: TaskDefinition = TASK
+) -> dict[str, Any]:
     manifest = AgentManifest(
         agent_id="researcher",
         description="Finds evidence.",
@@ -57,8 +65,8 @@ def run(model: BaseChatModel, kb: str, max_turns: int = 4) -> dict[str, Any]:
     )
     loop = agent_loop_of(manifest, JsonSteps(model), kb)
     loop = replace(loop, driver=JsonSteps(model, list(loop.tools.values())))
-    start = agent_input("Research.", TASK)
-    config: RunnableConfig = {"recursion_limit": loop.recursion_limit(TASK)}
+    start = agent_input("Research.", task)
+    config: RunnableConfig = {"recursion_limit": loop.recursion_limit(task)}
 
     async def steps() -> dict[str, Any]:
         """The last step's update, and every message the steps added, in order."""
@@ -104,6 +112,20 @@ def test_a_search_made_again_is_asked_to_finish(creative_kb: str) -> None:
     out = run(scripted(SEARCH, again, answer), creative_kb, 5)
     said = [str(m.content) for m in out["said"]]
     assert said[-1] == SEARCHED_AGAIN
+    assert [f.quote for f in out["findings"]] == [QUOTE]
+
+
+def test_a_search_made_again_is_told_a_value_no_search_named_once(
+    creative_kb: str,
+) -> None:
+    two = TASK.model_copy(update={"values": ("music", "film")})
+    film = {"action": "search", "query": "AI film"}
+    answer = {"findings": [{"evidence": "E1", "sentences": [1], "values": [1]}]}
+    out = run(scripted(SEARCH, SEARCH, film, film, answer), creative_kb, 6, two)
+    said = [str(m.content) for m in out["said"]]
+    assert said[3] == SEARCH_NEXT.format(number=2, value="film")
+    assert "AI in film" in said[5]  # the search it was told to make
+    assert said[7] == SEARCHED_AGAIN  # circling again: it must finish
     assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
