@@ -76,8 +76,6 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
     ) -> tuple[str, list[Excerpt]]:
         """Search the knowledge base; shows passages and their best sentences.
 
-        A passage too short to quote is left out: no finding could rest on it.
-
         Args:
             query: Keywords to look for.
             k: How many passages to return (1-10).
@@ -89,6 +87,7 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             op="AND" if match_all else "OR",
             exclude={s.passage_id for s in task.cited},
         )
+        # a passage too short to quote is left out: no finding could rest on it
         quotable = [p for p in hits if len(p.text.split()) >= MIN_QUOTE_WORDS]
         return _shown([excerpt(p, query) for p in quotable[: max(1, min(k, MAX_HITS))]])
 
