@@ -42,7 +42,12 @@ from runtime.text import (
     stems,
     years,
 )
-from state.findings import MIN_QUOTE_WORDS, Finding, normalize_text
+from state.findings import (
+    MIN_QUOTE_WORDS,
+    Finding,
+    long_enough_to_quote,
+    normalize_text,
+)
 from state.plan import normalize
 
 CLAIM_SUPPORT = 0.6
@@ -151,7 +156,7 @@ def check(
     """Apply every check to one finding, given its passage and its document's lead."""
     if passage is None:
         return Verdict(None, UNKNOWN_PASSAGE)
-    if len(finding.quote.split()) < MIN_QUOTE_WORDS:
+    if not long_enough_to_quote(finding.quote):
         return Verdict(None, SHORT_QUOTE)
     sentences = quote_sentences(finding.quote, passage.text)
     if sentences is None:

@@ -10,6 +10,11 @@ MIN_QUOTE_WORDS = 5
 """The fewest words a quote may have: fewer say nothing checkable."""
 
 
+def long_enough_to_quote(text: str) -> bool:
+    """Whether `text` has the MIN_QUOTE_WORDS words a quote needs."""
+    return len(text.split()) >= MIN_QUOTE_WORDS
+
+
 class Source(BaseModel):
     """One passage of the knowledge base that a finding cites."""
 

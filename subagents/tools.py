@@ -35,7 +35,7 @@ from runtime.kb import KnowledgeBase
 from runtime.reliability import describe, shorten
 from runtime.text import WORD
 from state.evidence import ToolEvidence, evidence_id
-from state.findings import MIN_QUOTE_WORDS
+from state.findings import MIN_QUOTE_WORDS, long_enough_to_quote
 from state.tasks import TaskDefinition
 from subagents.evidence import (
     NOTHING_FOUND,
@@ -88,7 +88,7 @@ def make_tools(kb: KnowledgeBase) -> dict[str, BaseTool]:
             exclude={s.passage_id for s in task.cited},
         )
         # a passage too short to quote is left out: no finding could rest on it
-        quotable = [p for p in hits if len(p.text.split()) >= MIN_QUOTE_WORDS]
+        quotable = [p for p in hits if long_enough_to_quote(p.text)]
         return _shown([excerpt(p, query) for p in quotable[: max(1, min(k, MAX_HITS))]])
 
     def read(  # noqa: D417 - `evidence` is injected, not the model's to give
