@@ -3,10 +3,10 @@
 `HeldValues` (LLM mode) owes a task to what the knowledge base holds for the
 question and the lead's plan left out; `ModelEnumerator` (LLM mode) asks the
 lead to list values the plan lacks; `CorpusProbe` (every mode) finds relevant
-documents that nothing cites. A
-document is relevant when the question reaches it as it reaches the plan's own
-documents (see `roles.grounding.reached_documents`); relevant documents that
-no finding cites and no plan value names are values the plan never named. The
+documents that nothing cites. A document is relevant when it scores
+RELEVANT_SHARE of the best document's score for the question (see `probe`);
+relevant documents that no finding cites and no plan value names are values
+the plan never named. The
 probe looks for breadth: it proposes those of kinds the answer does not cite
 yet first. Relevance comes from the question alone: words of what the answer
 already cites would only find more of the same.

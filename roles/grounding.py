@@ -147,14 +147,18 @@ class Holdings:
 def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Passage]:
     """The best passage of each relevant document of the question's period.
 
-    A document is relevant when its score reaches RELEVANT_SHARE of the best
-    one's; at most `limit` are ranked.
+    A document is relevant when its score reaches RELEVANT_SHARE of the
+    runner-up's (the best's, if it has none): one document that the question's
+    words fit far better than any other (a builder whose summary says
+    "companies" and "businesses") does not raise the bar for all the rest. At
+    most `limit` are ranked.
     """
     period = period_of(question)
     docs = [d for d in kb.rank_documents(question, limit) if kb.in_period(d, period)]
-    return (
-        [d for d in docs if d.score >= RELEVANT_SHARE * docs[0].score] if docs else []
-    )
+    if not docs:
+        return []
+    bar = RELEVANT_SHARE * docs[min(1, len(docs) - 1)].score
+    return [d for d in docs if d.score >= bar]
 
 
 def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any
 
 from roles.enumerate import ModelEnumerator
@@ -15,9 +16,10 @@ from roles.grounding import (
     interleaved,
     leads_reached,
     reached_by_part,
+    reached_documents,
 )
 from roles.plan import CorpusPlanner, ModelPlanner
-from runtime.kb import KnowledgeBase
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, ingest
 from state.plan import CoveragePlan
 from tests.unit.fakes import scripted
 
@@ -243,3 +245,31 @@ def test_the_enumerator_leaves_out_a_planned_value_written_with_words_added(
     lead = ModelEnumerator(scripted(answer), 6, 60.0)
     found = asyncio.run(lead.missing(plan, [])).values
     assert found == {"Storms": ["Typhoon Nanmadol"]}
+
+
+def test_one_document_far_above_the_rest_does_not_raise_the_bar_for_all(
+    tmp_path: Path,
+) -> None:
+    texts = {
+        "Builder Group": "Builder Group is a group of companies and businesses. Its "
+        "companies build; its businesses let offices; the companies and "
+        "businesses are owned by one family.",
+        "Deep Sub": "Deep Sub is a company that makes submersibles; it is owned by "
+        "its founder.",
+        "Leaf Tea": "Leaf Tea is a tea brand. The company sells green tea and is "
+        "owned by a cosmetics firm.",
+        **{f"Place {n}": "A village by a river, with a mill." for n in "AB"},
+    }
+    for title, text in texts.items():
+        page = tmp_path / f"{title.replace(' ', '_')}.md"
+        page.write_text(f"# {title}\n\n{text}\n")
+    ingest(tmp_path / "kb.sqlite", [tmp_path])
+    kb = KnowledgeBase(tmp_path / "kb.sqlite")
+    question = "Which companies and businesses are there, and who owns them?"
+    best, runner_up, third = kb.rank_documents(question, 3)
+    # the builder's summary fits the question's words far better than any other
+    assert third.score < RELEVANT_SHARE * best.score
+    assert third.score >= RELEVANT_SHARE * runner_up.score
+    reached = [doc.title for doc in reached_documents(kb, question, 10)]
+    assert reached == ["Builder Group", "Deep Sub", "Leaf Tea"]
+    assert holdings_for(kb, question, 10).items == tuple(reached)
