@@ -17,7 +17,7 @@ from typing import TypeVar
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
-from runtime.text import period_of, stems, terms, years
+from runtime.text import names, period_of, stems, terms, years
 from state.plan import named_item, normalize
 
 T = TypeVar("T")
@@ -148,16 +148,18 @@ def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Pass
     """The best passage of each relevant document of the question's period.
 
     A document is relevant when its score reaches RELEVANT_SHARE of the
-    runner-up's (the best's, if it has none): one document that the question's
-    words fit far better than any other (a builder whose summary says
-    "companies" and "businesses") does not raise the bar for all the rest. At
+    runner-up's: one document that the question's words fit far better than
+    any other (a builder whose summary says "companies" and "businesses") does
+    not raise the bar for all the rest. When the question names the best
+    document (its title), it is about that one, and the bar is the best's. At
     most `limit` are ranked.
     """
     period = period_of(question)
     docs = [d for d in kb.rank_documents(question, limit) if kb.in_period(d, period)]
     if not docs:
         return []
-    bar = RELEVANT_SHARE * docs[min(1, len(docs) - 1)].score
+    about_best = len(docs) == 1 or names(docs[0].title, question)
+    bar = RELEVANT_SHARE * (docs[0] if about_best else docs[1]).score
     return [d for d in docs if d.score >= bar]
 
 
