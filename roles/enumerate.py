@@ -6,10 +6,9 @@ lead to list values the plan lacks; `CorpusProbe` (every mode) finds relevant
 documents that nothing cites. A document is relevant when it scores
 RELEVANT_SHARE of the best document's score for the question (see `probe`);
 relevant documents that no finding cites and no plan value names are values
-the plan never named. The
-probe looks for breadth: it proposes those of kinds the answer does not cite
-yet first. Relevance comes from the question alone: words of what the answer
-already cites would only find more of the same.
+the plan never named. The probe looks for breadth: it proposes those of kinds
+the answer does not cite yet first. Relevance comes from the question alone:
+words of what the answer already cites would only find more of the same.
 """
 
 from __future__ import annotations
