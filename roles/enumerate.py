@@ -23,7 +23,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from roles.grounding import Holdings, dated_title, leads_reached, round_robin
+from roles.grounding import (
+    Holdings,
+    dated_title,
+    in_scope,
+    leads_reached,
+    round_robin,
+)
 from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import CorpusKinds, corpus_kinds, document_kinds
@@ -318,13 +324,14 @@ def probe(
 ) -> list[Passage]:
     """Documents relevant to `question`, best first, not `known` and unnamed.
 
-    Relevant is scoring RELEVANT_SHARE of the best document's score. `known`
+    Relevant is scoring RELEVANT_SHARE of the best document's score, of the
+    documents in the region the question names, if it names one (`in_scope`). `known`
     are doc ids already cited; `names` are plan values: a document whose title
     (dated to the question's period, see `dated_title`) holds every word of a
     value is taken as named by it.
     """
     period = period_of(question)
-    ranked = kb.rank_documents(question, _DEPTH)
+    ranked = kb.rank_documents(question, _DEPTH, among=in_scope(kb, question))
     known_ids = set(known)
     value_words = [set(terms(v)) for v in names]
     return [

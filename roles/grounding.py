@@ -17,6 +17,7 @@ from typing import TypeVar
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
+from runtime.regions import countries_named, region_named
 from runtime.text import names, period_of, stems, terms, years
 from state.plan import named_item, normalize
 
@@ -144,7 +145,12 @@ class Holdings:
         return self.kind_of(values) or SEVERAL_KINDS
 
 
-def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Passage]:
+def reached_documents(
+    kb: KnowledgeBase,
+    question: str,
+    limit: int,
+    among: AbstractSet[str] | None = None,
+) -> list[Passage]:
     """The best passage of each relevant document of the question's period.
 
     A document is relevant when its score reaches RELEVANT_SHARE of the
@@ -152,10 +158,11 @@ def reached_documents(kb: KnowledgeBase, question: str, limit: int) -> list[Pass
     any other (a builder whose summary says "companies" and "businesses") does
     not raise the bar for all the rest. When the question names the best
     document (its title), it is about that one, and the bar is the best's. At
-    most `limit` are ranked.
+    most `limit` are ranked, of the documents `among` when given.
     """
     period = period_of(question)
-    docs = [d for d in kb.rank_documents(question, limit) if kb.in_period(d, period)]
+    ranked = kb.rank_documents(question, limit, among=among)
+    docs = [d for d in ranked if kb.in_period(d, period)]
     if not docs:
         return []
     about_best = len(docs) == 1 or names(docs[0].title, question)
@@ -175,15 +182,65 @@ def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:
     return [h for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor]
 
 
+def countries_by_document(kb: KnowledgeBase) -> dict[str, set[str]]:
+    """The countries each document is in: those its title and lead name."""
+    return {doc: countries_named(lead) for doc, lead in kb.leads().items()}
+
+
+def in_scope(kb: KnowledgeBase, question: str) -> frozenset[str] | None:
+    """The documents in the region the question names, if it names one.
+
+    A document is in a region when it is in a country of it
+    (`countries_by_document`, `region_named`).
+    """
+    region = region_named(question)
+    if region is None:
+        return None
+    countries = countries_by_document(kb).items()
+    return frozenset(d for d, named in countries if any(map(region.holds, named)))
+
+
 def reached_by_part(
     kb: KnowledgeBase, question: str, limit: int
 ) -> list[list[Passage]]:
     """The documents each thing the question lists reaches (`part_queries`).
 
     One ranking (`reached_documents`) for each listed thing; a question that
-    lists nothing has one, its own.
+    lists nothing has one, its own. A question scoped to a region reaches only
+    the documents in it (`in_scope`), and has a ranking more for each country of
+    the region (`reached_by_country`).
     """
-    return [reached_documents(kb, query, limit) for query in part_queries(question)]
+    scope = in_scope(kb, question)
+    rankings = [
+        reached_documents(kb, query, limit, among=scope)
+        for query in part_queries(question)
+    ]
+    return rankings + reached_by_country(kb, question, limit)
+
+
+def reached_by_country(
+    kb: KnowledgeBase, question: str, limit: int
+) -> list[list[Passage]]:
+    """The question asked of each country of the region it names, in its documents.
+
+    A region's breadth is its countries, whose documents seldom say the
+    region's name: "What happened in Europe?" is asked as "What happened in
+    Hungary?" of the documents in Hungary, and so for each country some
+    document is in, the country with most documents first. None for a
+    question that names no region.
+    """
+    region = region_named(question)
+    if region is None:
+        return []
+    in_country: dict[str, set[str]] = {}
+    for doc, named in countries_by_document(kb).items():
+        for country in filter(region.holds, named):
+            in_country.setdefault(country, set()).add(doc)
+    by_size = sorted(in_country, key=lambda c: (-len(in_country[c]), c))
+    return [
+        reached_documents(kb, region.put(question, c), limit, among=in_country[c])
+        for c in by_size
+    ]
 
 
 def interleaved(rankings: Iterable[Sequence[Passage]]) -> list[Passage]:
@@ -257,7 +314,12 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     does not reach.
     """
     period = period_of(question)
-    about = [p for p in leads_reached(kb, question) if kb.in_period(p, period)]
+    scope = in_scope(kb, question)
+    about = [
+        p
+        for p in leads_reached(kb, question)
+        if kb.in_period(p, period) and (scope is None or p.doc_id in scope)
+    ]
     relevant = interleaved(reached_by_part(kb, question, limit * 2))
     docs = interleaved([relevant, about])[:limit]
     if len(docs) == 1:

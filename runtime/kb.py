@@ -180,11 +180,13 @@ class KnowledgeBase:
         op: str = "OR",
         doc_id: str | None = None,
         exclude: Collection[str] = (),
+        among: Collection[str] | None = None,
     ) -> list[Passage]:
         """The `k` best passages for the content words of `query` (BM25).
 
-        `op="AND"` requires every word; `doc_id` keeps one document's passages;
-        passages whose ids are in `exclude` are left out.
+        `op="AND"` requires every word; `doc_id` keeps one document's passages,
+        `among` those of the documents with these ids; passages whose ids are
+        in `exclude` are left out.
         """
         expr = match_query(terms(query), op=op)
         if not expr:
@@ -194,22 +196,49 @@ class KnowledgeBase:
             " -bm25(passages, 0, 0, ?, ?, ?) AS score"
             " FROM passages p JOIN documents d USING (doc_id)"
             " WHERE passages MATCH ? AND (? IS NULL OR p.doc_id = ?)"
+            " AND (? IS NULL OR p.doc_id IN (SELECT value FROM json_each(?)))"
             " AND p.passage_id NOT IN (SELECT value FROM json_each(?))"
             " ORDER BY score DESC LIMIT ?"
         )
-        args = (*_WEIGHTS, expr, doc_id, doc_id, json.dumps(list(exclude)), k)
+        docs = None if among is None else json.dumps(list(among))
+        args = (
+            *_WEIGHTS,
+            expr,
+            doc_id,
+            doc_id,
+            docs,
+            docs,
+            json.dumps(list(exclude)),
+            k,
+        )
         with self._reading() as db:
             rows = db.execute(sql, args).fetchall()
         return [Passage(*row) for row in rows]
 
     def rank_documents(
-        self, query: str, k: int = 10, depth: int = 200
+        self,
+        query: str,
+        k: int = 10,
+        depth: int = 200,
+        among: Collection[str] | None = None,
     ) -> list[Passage]:
-        """The best passage of each of the `k` best documents for `query`."""
+        """The best passage of each of the `k` best documents for `query`.
+
+        `among` keeps the documents with these ids.
+        """
         best: dict[str, Passage] = {}
-        for hit in self.search(query, depth):
+        for hit in self.search(query, depth, among=among):
             best.setdefault(hit.doc_id, hit)
         return sorted(best.values(), key=lambda p: p.score, reverse=True)[:k]
+
+    def leads(self) -> dict[str, str]:
+        """Each document's title and lead (its first passage), by doc id."""
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT doc_id, title || '\n' || text FROM passages"
+                " WHERE passage_id = doc_id || '#0'"
+            )
+            return dict(rows.fetchall())
 
     def passage(self, passage_id: str) -> Passage | None:
         """The passage with this id, or None."""

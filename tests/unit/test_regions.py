@@ -1,0 +1,133 @@
+"""A question scoped to a region reaches the documents in its countries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roles.enumerate import probe
+from roles.grounding import (
+    holdings_for,
+    in_scope,
+    reached_by_country,
+    reached_documents,
+)
+from roles.plan import CorpusPlanner
+from runtime.kb import KnowledgeBase, ingest
+from runtime.regions import countries_named, region_named
+
+EUROPE = "What happened in Europe in 2022 and 2023?"
+
+
+@pytest.mark.parametrize(
+    ("question", "continents"),
+    [
+        (EUROPE, {"Europe"}),
+        ("Which European clubs won titles?", {"Europe"}),
+        ("What films came out of Asian and African studios?", {"Asia", "Africa"}),
+        ("What happened across north america?", {"North America"}),
+        ("Which American films won awards?", None),
+        ("What happened in 2022 and 2023?", None),
+    ],
+)
+def test_a_question_names_a_continent_by_its_name_or_adjective(
+    question: str, continents: set[str] | None
+) -> None:
+    region = region_named(question)
+    assert (region and set(region.continents)) == continents
+
+
+def test_a_region_question_is_asked_again_of_a_country() -> None:
+    region = region_named("Which European clubs won titles in Europe?")
+    assert region is not None
+    assert region.put("Which European clubs won titles in Europe?", "Spain") == (
+        "Which Spain clubs won titles in Spain?"
+    )
+    assert region.holds("Hungary") and not region.holds("United States")
+
+
+@pytest.mark.parametrize(
+    ("text", "countries"),
+    [
+        ("The championships were held in Montpellier, France.", {"France"}),
+        (
+            "She lay in state at Westminster Hall in London, England.",
+            {"United Kingdom"},
+        ),
+        ("He was shot in Minneapolis, Minnesota.", {"United States"}),
+        ("Elections were held in Hungary and Poland.", {"Hungary", "Poland"}),
+        ("The final was played at the Stade de France.", {"France"}),
+        ("In Vatican City the pope died.", {"Vatican"}),
+        ("Queen Elizabeth II died in September.", set()),
+        ("On 3 March 2022, a storm struck.", set()),
+        ("The brand sells green tea.", set()),
+    ],
+)
+def test_a_text_names_countries_by_their_names_cities_and_states(
+    text: str, countries: set[str]
+) -> None:
+    assert countries_named(text) == countries
+
+
+@pytest.fixture
+def places_kb(tmp_path: Path) -> KnowledgeBase:
+    texts = {
+        "2023 Emilia-Romagna floods": "In May 2023, floods struck Emilia-Romagna in "
+        "Italy; rivers burst their banks and towns were evacuated.",
+        "2022 Hungarian election": "Parliamentary elections were held in Hungary "
+        "on 3 April 2022; the governing party won a fourth term.",
+        "Storm Hilda": "Storm Hilda struck London, England, in February 2022, "
+        "felling trees and cutting power.",
+        "2022 European Tour of the Rangers": "The Rangers, a band from Houston, "
+        "Texas, played a European tour in 2022 that happened to be about Europe: "
+        "Europe, Europe, Europe.",
+        "2023 Harbour Fire": "In 2023 a fire happened at the harbour of Oakland, "
+        "California, and burned for two days.",
+    }
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for title, text in texts.items():
+        (folder / f"{title.replace(' ', '_')}.md").write_text(f"# {title}\n\n{text}\n")
+    ingest(tmp_path / "kb.sqlite", [folder])
+    return KnowledgeBase(tmp_path / "kb.sqlite")
+
+
+def test_a_region_question_lists_the_documents_in_its_countries(
+    places_kb: KnowledgeBase,
+) -> None:
+    by_words = {d.title for d in reached_documents(places_kb, EUROPE, 10)}
+    # by its words alone, the question reaches what says "Europe" and "happened"
+    assert {"2022 European Tour of the Rangers", "2023 Harbour Fire"} <= by_words
+    listed = set(holdings_for(places_kb, EUROPE, 10).items)
+    assert listed == {
+        "2023 Emilia-Romagna floods",
+        "2022 Hungarian election",
+        "Storm Hilda",
+    }
+    plan = CorpusPlanner(places_kb, 5)._plan(EUROPE)
+    assert set(plan.values) == listed
+
+
+def test_a_region_question_is_asked_of_each_country_most_documents_first(
+    places_kb: KnowledgeBase,
+) -> None:
+    rankings = reached_by_country(places_kb, EUROPE, 10)
+    assert [[d.title for d in ranking] for ranking in rankings] == [
+        ["2022 Hungarian election"],
+        ["2023 Emilia-Romagna floods"],
+        ["Storm Hilda"],
+    ]
+    assert reached_by_country(places_kb, "What happened in 2022?", 10) == []
+
+
+def test_the_probe_proposes_only_documents_in_the_region(
+    places_kb: KnowledgeBase,
+) -> None:
+    scope = in_scope(places_kb, EUROPE)
+    assert scope is not None and len(scope) == 3
+    found = {d.title for d in probe(places_kb, EUROPE, known=(), names=())}
+    assert found and found <= {d.title for d in places_kb.rank_documents(EUROPE)}
+    assert "2022 European Tour of the Rangers" not in found
+    assert "2023 Harbour Fire" not in found
+    assert in_scope(places_kb, "What happened in 2022?") is None
