@@ -4,7 +4,8 @@ Before the lead plans (and when it looks for what a plan missed) it is shown
 the documents the question reaches, of its period, grouped by kind and
 numbered; when one document stands out, its sections the question reaches.
 The lead chooses by number and code spells what it chose: a model points at
-what is there instead of inventing values from nothing.
+what is there instead of inventing values from nothing. A question that names a
+continent is shown the documents in its countries (`runtime.regions`).
 """
 
 from __future__ import annotations
@@ -310,7 +311,8 @@ def holdings_for(kb: KnowledgeBase, question: str, limit: int) -> Holdings:
     question is about (`leads_reached`: a document whose passages say less of
     the question's words than others', but whose lead says it is what the
     question asks about), grouped by kind; when only one stands out, its
-    sections the question reaches. Nothing for a question the knowledge base
+    sections the question reaches. Of a question scoped to a region, only
+    documents in it (`in_scope`). Nothing for a question the knowledge base
     does not reach.
     """
     period = period_of(question)
