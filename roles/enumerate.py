@@ -26,14 +26,16 @@ from pydantic import BaseModel, Field
 from roles.grounding import (
     Holdings,
     dated_title,
-    in_scope,
+    interleaved,
     leads_reached,
+    reached_by_part,
     round_robin,
 )
 from roles.plan import CorpusPlanner, DimensionDraft
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage
 from runtime.kinds import CorpusKinds, corpus_kinds, document_kinds
 from runtime.models import lead_deadline
+from runtime.regions import region_named
 from runtime.structured import ainvoke_structured, schema_instructions
 from runtime.text import period_of, terms, years
 from state.findings import Finding
@@ -324,21 +326,25 @@ def probe(
 ) -> list[Passage]:
     """Documents relevant to `question`, best first, not `known` and unnamed.
 
-    Relevant is scoring RELEVANT_SHARE of the best document's score, of the
-    documents in the region the question names, if it names one (`in_scope`). `known`
-    are doc ids already cited; `names` are plan values: a document whose title
-    (dated to the question's period, see `dated_title`) holds every word of a
-    value is taken as named by it.
+    Relevant is scoring RELEVANT_SHARE of the best document's score; for a
+    question scoped to a region, reached by it or by it asked of a country of
+    the region (`reached_by_part`), as the lead's list is. `known` are doc ids
+    already cited; `names` are plan values: a document whose title (dated to
+    the question's period, see `dated_title`) holds every word of a value is
+    taken as named by it.
     """
     period = period_of(question)
-    ranked = kb.rank_documents(question, _DEPTH, among=in_scope(kb, question))
+    if region_named(question):
+        relevant = interleaved(reached_by_part(kb, question, _DEPTH))
+    else:
+        ranked = kb.rank_documents(question, _DEPTH)
+        relevant = [d for d in ranked if d.score >= RELEVANT_SHARE * ranked[0].score]
     known_ids = set(known)
     value_words = [set(terms(v)) for v in names]
     return [
         doc
-        for doc in ranked
-        if doc.score >= RELEVANT_SHARE * ranked[0].score
-        and doc.doc_id not in known_ids
+        for doc in relevant
+        if doc.doc_id not in known_ids
         and not any(
             w and w <= set(terms(dated_title(kb, doc, period))) for w in value_words
         )

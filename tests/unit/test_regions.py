@@ -14,7 +14,7 @@ from roles.grounding import (
     reached_documents,
 )
 from roles.plan import CorpusPlanner
-from runtime.kb import KnowledgeBase, ingest
+from runtime.kb import RELEVANT_SHARE, KnowledgeBase, ingest
 from runtime.regions import countries_named, region_named
 
 EUROPE = "What happened in Europe in 2022 and 2023?"
@@ -84,6 +84,9 @@ def places_kb(tmp_path: Path) -> KnowledgeBase:
         "Europe, Europe, Europe.",
         "2023 Harbour Fire": "In 2023 a fire happened at the harbour of Oakland, "
         "California, and burned for two days.",
+        "2022 Paris Marathon": "The 2022 Paris Marathon happened in Paris, France, "
+        "in April 2022: what happened there happened fast, and it happened again "
+        "in 2023.",
     }
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -104,6 +107,7 @@ def test_a_region_question_lists_the_documents_in_its_countries(
         "2023 Emilia-Romagna floods",
         "2022 Hungarian election",
         "Storm Hilda",
+        "2022 Paris Marathon",
     }
     plan = CorpusPlanner(places_kb, 5)._plan(EUROPE)
     assert set(plan.values) == listed
@@ -114,6 +118,7 @@ def test_a_region_question_is_asked_of_each_country_most_documents_first(
 ) -> None:
     rankings = reached_by_country(places_kb, EUROPE, 10)
     assert [[d.title for d in ranking] for ranking in rankings] == [
+        ["2022 Paris Marathon"],
         ["2022 Hungarian election"],
         ["2023 Emilia-Romagna floods"],
         ["Storm Hilda"],
@@ -121,13 +126,23 @@ def test_a_region_question_is_asked_of_each_country_most_documents_first(
     assert reached_by_country(places_kb, "What happened in 2022?", 10) == []
 
 
-def test_the_probe_proposes_only_documents_in_the_region(
+def test_the_probe_proposes_the_documents_of_each_country_of_the_region(
     places_kb: KnowledgeBase,
 ) -> None:
     scope = in_scope(places_kb, EUROPE)
-    assert scope is not None and len(scope) == 3
+    assert scope is not None and len(scope) == 4
+    ranked = places_kb.rank_documents(EUROPE)
+    in_region = [d for d in ranked if d.doc_id in scope]
+    # by the question's words, the marathon that "happened" outscores the rest twice
+    assert in_region[0].title == "2022 Paris Marathon"
+    assert all(d.score < RELEVANT_SHARE * in_region[0].score for d in in_region[1:])
     found = {d.title for d in probe(places_kb, EUROPE, known=(), names=())}
-    assert found and found <= {d.title for d in places_kb.rank_documents(EUROPE)}
-    assert "2022 European Tour of the Rangers" not in found
-    assert "2023 Harbour Fire" not in found
+    assert found == {
+        "2023 Emilia-Romagna floods",
+        "2022 Hungarian election",
+        "Storm Hilda",
+        "2022 Paris Marathon",
+    }
+    named = probe(places_kb, EUROPE, known=(), names=["Storm Hilda"])
+    assert "Storm Hilda" not in {d.title for d in named}
     assert in_scope(places_kb, "What happened in 2022?") is None
