@@ -35,14 +35,22 @@ def number_citations(
 
 
 def why_uncovered(
-    value: str, results: Sequence[TaskResult], blocked: dict[str, str] | None = None
+    value: str,
+    results: Sequence[TaskResult],
+    blocked: dict[str, str] | None = None,
+    stopped: str | None = None,
 ) -> str:
-    """A short reason a value stayed uncovered."""
+    """A short reason a value stayed uncovered.
+
+    A value never sent is told by why delegation stopped (`stopped`) when known:
+    a round that added no verified finding ends delegation for values not yet
+    sent too.
+    """
     tried = [r for r in results if value in r.values]
     if blocked and value in blocked:
         return f"not sent: {blocked[value]}"
     if not tried:
-        return "not delegated (round or task limit)"
+        return f"not delegated: {stopped}" if stopped else "not delegated"
     errors = [e for r in tried for e in r.errors]
     detail = f"; last error: {errors[-1]}" if errors else ""
     return f"no verified finding after {len(tried)} task(s){detail}"
@@ -100,7 +108,7 @@ def render_markdown(
         if stopped:
             lines += [f"Delegation stopped: {inert(stopped)}.", ""]
         lines += [
-            f"- **{inert(v)}**: {inert(why_uncovered(v, results, blocked))}"
+            f"- **{inert(v)}**: {inert(why_uncovered(v, results, blocked, stopped))}"
             for v in gaps
         ]
         lines.append("")

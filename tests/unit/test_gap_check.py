@@ -164,7 +164,14 @@ def test_why_uncovered_names_the_reason() -> None:
         "no verified finding after 1 task(s); last error: timed out after 5s"
     )
     assert why_uncovered("film", results) == "no verified finding after 1 task(s)"
-    assert why_uncovered("games", results).startswith("not delegated")
+    assert why_uncovered("games", results) == "not delegated"
+    stopped = "the last round added no verified finding"
+    assert why_uncovered("games", results, stopped=stopped) == (
+        "not delegated: the last round added no verified finding"
+    )
+    assert why_uncovered("film", results, stopped=stopped) == (
+        "no verified finding after 1 task(s)"
+    )
 
 
 def test_no_task_goes_out_after_the_run_deadline(creative_kb: str) -> None:
