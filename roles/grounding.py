@@ -10,6 +10,7 @@ continent is shown the documents in its countries (`runtime.regions`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from typing import TypeVar
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
-from runtime.regions import countries_named, region_named
+from runtime.regions import Region, countries_named, region_named
 from runtime.text import names, period_of, stems, terms, years
 from state.plan import named_item, normalize
 
@@ -183,22 +184,40 @@ def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:
     return [h for h in hits if h.passage_id == lead_id(h.doc_id) and h.score >= floor]
 
 
-def countries_by_document(kb: KnowledgeBase) -> dict[str, set[str]]:
-    """The countries each document is in: those its title and lead name."""
-    return {doc: countries_named(lead) for doc, lead in kb.leads().items()}
+def countries_by_document(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
+    """The countries each document is in: those its title and lead name.
+
+    Read once per version of the knowledge base's file.
+    """
+    return _countries_of(kb, kb.version())
+
+
+@functools.lru_cache(maxsize=8)
+def _countries_of(
+    kb: KnowledgeBase, version: tuple[int, int, int, int]
+) -> dict[str, frozenset[str]]:
+    return {doc: frozenset(countries_named(lead)) for doc, lead in kb.leads().items()}
+
+
+def documents_by_country(kb: KnowledgeBase, region: Region) -> dict[str, set[str]]:
+    """The documents in each country of `region` that some document is in."""
+    in_country: dict[str, set[str]] = {}
+    for doc, named in countries_by_document(kb).items():
+        for country in filter(region.holds, named):
+            in_country.setdefault(country, set()).add(doc)
+    return in_country
 
 
 def in_scope(kb: KnowledgeBase, question: str) -> frozenset[str] | None:
     """The documents in the region the question names, if it names one.
 
     A document is in a region when it is in a country of it
-    (`countries_by_document`, `region_named`).
+    (`documents_by_country`, `region_named`).
     """
     region = region_named(question)
     if region is None:
         return None
-    countries = countries_by_document(kb).items()
-    return frozenset(d for d, named in countries if any(map(region.holds, named)))
+    return frozenset().union(*documents_by_country(kb, region).values())
 
 
 def reached_by_part(
@@ -233,10 +252,7 @@ def reached_by_country(
     region = region_named(question)
     if region is None:
         return []
-    in_country: dict[str, set[str]] = {}
-    for doc, named in countries_by_document(kb).items():
-        for country in filter(region.holds, named):
-            in_country.setdefault(country, set()).add(doc)
+    in_country = documents_by_country(kb, region)
     by_size = sorted(in_country, key=lambda c: (-len(in_country[c]), c))
     return [
         reached_documents(kb, region.put(question, c), limit, among=in_country[c])

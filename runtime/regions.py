@@ -15,7 +15,6 @@ share is the most populous one's) and the US states.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -43,14 +42,15 @@ class Region:
 
     def put(self, question: str, place: str) -> str:
         """`question` asked of one of its places: each continent's name replaced."""
-        return _naming(self.continents).sub(place, question)
+        return _naming(tuple(sorted(self.continents))).sub(place, question)
 
     def holds(self, country: str) -> bool:
         """Whether `country` is in one of the region's continents."""
         return continent_of(country) in self.continents
 
 
-def _naming(continents: Iterable[str]) -> re.Pattern[str]:
+@cache
+def _naming(continents: tuple[str, ...]) -> re.Pattern[str]:
     """Where a text names one of `continents`: its name or adjective, any case.
 
     The adjective is the name and "n" or "an": "Asian", "European".
@@ -127,5 +127,5 @@ def countries_named(text: str) -> set[str]:
 def region_named(question: str) -> Region | None:
     """The region `question` is scoped to: the continents it names, if any."""
     continents = set(_continents().values())
-    named = {c for c in continents if _naming([c]).search(question)}
+    named = {c for c in continents if _naming((c,)).search(question)}
     return Region(frozenset(named)) if named else None
