@@ -1,12 +1,13 @@
 """The delegation rules: what goes out in a round, to which agent, and when to stop.
 
 The first round sends one task per facet of the plan; each later round sends
-one task per facet for its values still uncovered, never a value more than
-`MAX_ATTEMPTS_PER_VALUE` times, nor one a person let go; facets never sent
-and facets sent before take turns. Every task is routed
-the same way (`routed_task`). Delegation stops when every value is covered, a
-person aborted, the round limit is reached, a round added no verified
-finding, the run's deadline passed, or nothing uncovered can be sent. Nodes,
+a facet's uncovered values never sent in one task, and each uncovered value
+sent before in a task of its own, never a value more than
+`MAX_ATTEMPTS_PER_VALUE` times, nor one a person let go; the two take turns.
+Every task is routed the same way (`routed_task`). Delegation stops when
+every value is covered, a person aborted, the round limit is reached, a round
+added no verified finding and every value left was sent before, the run's
+deadline passed, or nothing uncovered can be sent. Nodes,
 the CLI and the benchmarks call these rules; none of them holds a rule of its
 own.
 """
@@ -178,8 +179,15 @@ def next_round(
     if any(r.escalation == "abort" for r in results):
         stopped: str | None = "a person aborted the run"
     else:
+        sent = {v for r in results for v in r.values}
         stopped = stop_reason(
-            coverage, tasks, coverage.round, ctx.max_rounds, remaining_s, blocked
+            coverage,
+            tasks,
+            coverage.round,
+            ctx.max_rounds,
+            remaining_s,
+            blocked,
+            never_sent=any(v not in sent for t in tasks for v in t.values),
         )
     return NextRound([] if stopped else tasks, blocked, stopped)
 
@@ -196,7 +204,7 @@ def next_tasks(
     router: Router,
     remaining_s: float,
 ) -> tuple[list[TaskDefinition], dict[str, str]]:
-    """One task per facet for its uncovered values not yet tried too often.
+    """Tasks for the uncovered values not yet tried too often (`new_and_retried`).
 
     Values of a task escalated and skipped (or aborted) are not sent again.
 
@@ -246,17 +254,20 @@ def next_tasks(
 def new_and_retried(
     by_facet: dict[str, list[str]], attempts: Counter[str]
 ) -> list[tuple[str, list[str]]]:
-    """Facets with a value never sent, and facets sent before, taken in turn.
+    """The values to send, as tasks: never sent ones and ones sent before, in turn.
 
-    A round takes at most `max_subagents` tasks: values added by the gap check
-    would otherwise fill every round and leave a planned value that failed
-    once without its second attempt until the round limit.
+    A facet's values never sent go together; a value sent before goes alone,
+    for a task that brought nothing for several values may have read for one
+    of them only. A round takes at most `max_subagents` tasks: values added by
+    the gap check would otherwise fill every round and leave a planned value
+    that failed once without its second attempt until the round limit.
     """
     fresh: list[tuple[str, list[str]]] = []
     again: list[tuple[str, list[str]]] = []
     for facet_id, values in by_facet.items():
-        sent = all(attempts[v] for v in values)
-        (again if sent else fresh).append((facet_id, values))
+        if never_sent := [v for v in values if not attempts[v]]:
+            fresh.append((facet_id, never_sent))
+        again += [(facet_id, [v]) for v in values if attempts[v]]
     return round_robin([fresh, again])
 
 
@@ -283,13 +294,19 @@ def stop_reason(
     max_rounds: int,
     remaining_s: float,
     blocked: dict[str, str],
+    *,
+    never_sent: bool = False,
 ) -> str | None:
-    """Why delegation ends after this round, or None if the gaps go out again."""
+    """Why delegation ends after this round, or None if the gaps go out again.
+
+    A round that added no verified finding ends it unless `never_sent`: the
+    next round's `tasks` carry a value no task was sent for yet.
+    """
     if not coverage.uncovered:
         return "every value is covered"
     if round_no >= max_rounds:
         return f"the round limit ({max_rounds} re-delegations) was reached"
-    if not coverage.improved:
+    if not coverage.improved and not never_sent:
         return "the last round added no verified finding"
     if remaining_s <= 0:
         return "the run's deadline passed"

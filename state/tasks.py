@@ -19,9 +19,15 @@ from state.usage import Usage
 TASK_NAMESPACE = uuid.UUID("6f1d7a52-3c1e-4d0b-9a57-64a3f1f0c2de")
 
 
-def task_id_for(run_id: str, round_no: int, facet_id: str) -> str:
-    """Deterministic task id: the same run, round and facet give the same id."""
-    return str(uuid.uuid5(TASK_NAMESPACE, f"{run_id}/{round_no}/{facet_id}"))
+def task_id_for(
+    run_id: str, round_no: int, facet_id: str, values: Sequence[str] = ()
+) -> str:
+    """Deterministic task id: the same run, round, facet and values give the same id.
+
+    A round may send a facet's values in several tasks, so they are part of it.
+    """
+    key = "/".join([run_id, str(round_no), facet_id, *values])
+    return str(uuid.uuid5(TASK_NAMESPACE, key))
 
 
 class TaskDefinition(BaseModel):
@@ -94,14 +100,15 @@ class TaskDefinition(BaseModel):
         `limits` are the task's timeouts, attempts, budget and agent_id, when
         not the facet's.
         """
+        values = values or facet.values
         return cls(
-            task_id=task_id_for(run_id, round_no, facet.id),
+            task_id=task_id_for(run_id, round_no, facet.id, values),
             run_id=run_id,
             agent_id=limits.pop("agent_id", facet.agent_id),
             facet_id=facet.id,
             question=question,
             brief=facet.brief,
-            values=values or facet.values,
+            values=values,
             acceptance=facet.acceptance,
             cited=cited,
             earlier=earlier,

@@ -13,7 +13,7 @@ from runtime.kb import KnowledgeBase
 from state.coverage import RoundCoverage
 from state.findings import Finding
 from state.graph import ResearchState
-from state.plan import CoveragePlan, Dimension, facets_for_values
+from state.plan import CoveragePlan, Dimension, Facet, facets_for_values
 from state.tasks import TaskDefinition, TaskResult
 from subagents.contract import brief
 from subagents.registry import load_registry
@@ -58,6 +58,12 @@ def task_for(plan: CoveragePlan, value: str, round_no: int) -> TaskDefinition:
     )
 
 
+def sent_in_round_0(plan: CoveragePlan, *values: str) -> dict[str, TaskResult]:
+    """Results without findings of a first round that sent `values`."""
+    tasks = [task_for(plan, v, 0) for v in values]
+    return {t.task_id: result(t) for t in tasks}
+
+
 def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None:
     # Every document is named by a value, so the probe finds nothing new, and
     # no finding arrived: the second round gained nothing over the first.
@@ -70,7 +76,7 @@ def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None
         "round": 1,
         "run_id": "t",
         "findings": [],
-        "results": {},
+        "results": sent_in_round_0(plan, *TITLES),
         "coverage": [before],
     }
     context = extractive(creative_kb, max_rounds=3)
@@ -81,6 +87,33 @@ def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None
     assert after.stopped == "the last round added no verified finding"
     assert update["pending"] == []
     assert "round" not in update
+
+
+def test_a_round_that_adds_nothing_goes_on_for_values_never_sent(
+    creative_kb: str,
+) -> None:
+    # Two values were sent and came back empty; the others were never sent
+    # (the round's task cap): a round without gain does not leave them unasked.
+    plan = plan_of(*TITLES)
+    before = RoundCoverage.measure(
+        plan.values, [], need=1, round_no=0, new_values=(), previous=None
+    )
+    state: ResearchState = {
+        "plan": plan,
+        "round": 1,
+        "run_id": "t",
+        "findings": [],
+        "results": sent_in_round_0(plan, *TITLES[:2]),
+        "coverage": [before],
+    }
+    context = extractive(creative_kb, max_rounds=3, max_subagents=7)
+    update = run_node(gap_check, state, context)
+    (after,) = update["coverage"]
+    assert not after.improved
+    assert after.stopped is None
+    # Values never sent and values sent before take turns.
+    order = [2, 0, 3, 1, 4, 5, 6]
+    assert [t.values for t in update["pending"]] == [(TITLES[i],) for i in order]
 
 
 def test_the_first_round_of_gaps_is_redelegated(creative_kb: str) -> None:
@@ -139,6 +172,42 @@ def test_a_value_sent_once_takes_turns_with_values_never_sent(
         remaining_s=5,
     )
     assert [t.values for t in tasks] == [("film",), ("music",)]
+
+
+def test_values_sent_together_and_left_uncovered_go_out_one_a_task(
+    creative_kb: str,
+) -> None:
+    # One facet owns music and film; its task brought nothing for either.
+    # Sent again together, its agent could read for one of them only again.
+    both = Facet(
+        id="f0",
+        title="Sound and screen",
+        brief="AI in music and film",
+        values=("music", "film"),
+    )
+    plan = CoveragePlan(
+        question=QUESTION,
+        dimensions=(Dimension(name="medium", values=("music", "film", "writing")),),
+        facets=(both, *facets_for_values(QUESTION, ["writing"], ["f0"])),
+    )
+    first = TaskDefinition.for_facet(both, question=QUESTION, run_id="t", round_no=0)
+    tasks, _ = next_tasks(
+        plan,
+        [result(first, "no finding")],
+        [],
+        ("music", "film", "writing"),
+        run_id="t",
+        round_no=1,
+        ctx=extractive(creative_kb),
+        router=Router(load_registry(), {}, "capability"),
+        remaining_s=5,
+    )
+    assert [(t.facet_id, t.values) for t in tasks] == [
+        (plan.owners()["writing"].id, ("writing",)),
+        ("f0", ("music",)),
+        ("f0", ("film",)),
+    ]
+    assert len({t.task_id for t in tasks}) == 3
 
 
 def test_probe_finds_relevant_documents_nothing_cites_or_names(
