@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -68,6 +68,9 @@ class CaseScore(BaseModel):
     tokens_by_role: dict[str, int] = {}
     synthesis_sentences: dict[str, int] = {}
     wall_seconds: float = 0.0
+    stopped: str | None = Field(
+        default=None, description="Why delegation ended, as the report says."
+    )
     refused: str | None = None
     error: str | None = None
 
@@ -96,6 +99,7 @@ def score(
     offered = [f for r in results for f in r.findings]
     summary = state["report"].summary
     kept = {f.span_key for f in findings if f.verified}
+    rounds_measured = state.get("coverage", [])
     common: dict[str, Any] = {
         "case_id": case.id,
         "max_rounds": rounds,
@@ -119,6 +123,7 @@ def score(
         "tokens_by_role": summary.tokens_by_role,
         "synthesis_sentences": synthesis_sentences(summary),
         "wall_seconds": round(seconds, 3),
+        "stopped": rounds_measured[-1].stopped if rounds_measured else None,
     }
     if isinstance(case, OutlineCase):
         sections = list(state["report"].sections)

@@ -96,6 +96,7 @@ def test_the_runner_scores_outline_and_breadth_cases(freshwiki_kb: str) -> None:
     assert disasters.claimed_coverage is not None
     assert 0.0 < disasters.claimed_coverage <= 1.0
     assert disasters.tokens_per_finding is None  # extractive: no model tokens
+    assert disasters.stopped  # why delegation ended, as its report says
     assert all(n > 0 for n in disasters.dropped_by_reason.values())
 
 
