@@ -58,27 +58,27 @@ def task_for(plan: CoveragePlan, value: str, round_no: int) -> TaskDefinition:
     )
 
 
-def sent_in_round_0(plan: CoveragePlan, *values: str) -> dict[str, TaskResult]:
-    """Results without findings of a first round that sent `values`."""
-    tasks = [task_for(plan, v, 0) for v in values]
-    return {t.task_id: result(t) for t in tasks}
+def after_an_empty_first_round(*sent: str) -> ResearchState:
+    """Round 1 of a plan of every title; round 0 sent `sent` and found nothing."""
+    plan = plan_of(*TITLES)
+    before = RoundCoverage.measure(
+        plan.values, [], need=1, round_no=0, new_values=(), previous=None
+    )
+    tasks = [task_for(plan, v, 0) for v in sent]
+    return {
+        "plan": plan,
+        "round": 1,
+        "run_id": "t",
+        "findings": [],
+        "results": {t.task_id: result(t) for t in tasks},
+        "coverage": [before],
+    }
 
 
 def test_a_round_that_adds_nothing_ends_the_delegation(creative_kb: str) -> None:
     # Every document is named by a value, so the probe finds nothing new, and
     # no finding arrived: the second round gained nothing over the first.
-    plan = plan_of(*TITLES)
-    before = RoundCoverage.measure(
-        plan.values, [], need=1, round_no=0, new_values=(), previous=None
-    )
-    state: ResearchState = {
-        "plan": plan,
-        "round": 1,
-        "run_id": "t",
-        "findings": [],
-        "results": sent_in_round_0(plan, *TITLES),
-        "coverage": [before],
-    }
+    state = after_an_empty_first_round(*TITLES)
     context = extractive(creative_kb, max_rounds=3)
     update = run_node(gap_check, state, context)
     (after,) = update["coverage"]
@@ -94,18 +94,7 @@ def test_a_round_that_adds_nothing_goes_on_for_values_never_sent(
 ) -> None:
     # Two values were sent and came back empty; the others were never sent
     # (the round's task cap): a round without gain does not leave them unasked.
-    plan = plan_of(*TITLES)
-    before = RoundCoverage.measure(
-        plan.values, [], need=1, round_no=0, new_values=(), previous=None
-    )
-    state: ResearchState = {
-        "plan": plan,
-        "round": 1,
-        "run_id": "t",
-        "findings": [],
-        "results": sent_in_round_0(plan, *TITLES[:2]),
-        "coverage": [before],
-    }
+    state = after_an_empty_first_round(*TITLES[:2])
     context = extractive(creative_kb, max_rounds=3, max_subagents=7)
     update = run_node(gap_check, state, context)
     (after,) = update["coverage"]
