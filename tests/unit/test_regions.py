@@ -62,6 +62,10 @@ def test_a_region_question_is_asked_again_of_a_country() -> None:
         ("Queen Elizabeth II died in September.", set()),
         ("On 3 March 2022, a storm struck.", set()),
         ("The brand sells green tea.", set()),
+        ("Sardar is a 2022 Indian Tamil-language film.", {"India"}),
+        ("E.A.T. is a Philippine noontime variety show.", {"Philippines"}),
+        ("Amir Locke, a Black American man, was shot.", {"United States"}),
+        ("The album won a Spanish-language award.", set()),
     ],
 )
 def test_a_text_names_countries_by_their_names_cities_and_states(
@@ -87,6 +91,8 @@ def places_kb(tmp_path: Path) -> KnowledgeBase:
         "2022 Paris Marathon": "The 2022 Paris Marathon happened in Paris, France, "
         "in April 2022: what happened there happened fast, and it happened again "
         "in 2023.",
+        "Sardar (2022 film)": "Sardar is a 2022 Indian spy film; its sequel "
+        "was announced in 2023.",
     }
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -111,6 +117,15 @@ def test_a_region_question_lists_the_documents_in_its_countries(
     }
     plan = CorpusPlanner(places_kb, 5)._plan(EUROPE)
     assert set(plan.values) == listed
+
+
+def test_a_document_is_in_the_country_its_adjective_names(
+    places_kb: KnowledgeBase,
+) -> None:
+    asia = "Which films came out of Asia in 2022?"
+    assert in_scope(places_kb, asia) == frozenset({"Sardar_(2022_film)"})
+    listed = holdings_for(places_kb, asia, 10).items
+    assert {item.split(":")[0] for item in listed} == {"Sardar (2022 film)"}
 
 
 def test_a_region_question_is_asked_of_each_country_most_documents_first(
