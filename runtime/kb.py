@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.corpus import Document, Skipped, passages, read_documents
-from runtime.text import ends_sentence, terms, years
+from runtime.text import ends_sentence, keywords, years
 from state.findings import Source
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -188,7 +188,7 @@ class KnowledgeBase:
         `among` those of the documents with these ids; passages whose ids are
         in `exclude` are left out.
         """
-        expr = match_query(terms(query), op=op)
+        expr = match_query(keywords(query), op=op)
         if not expr:
             return []
         sql = (

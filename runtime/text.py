@@ -34,6 +34,7 @@ _SPAN = re.compile(
 )
 _ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_INITIALISM = re.compile(r"(?<!\w)[^\W\d_](?:\.[^\W\d_])+\.?(?!\w)")
 NEGATIONS = frozenset(
     "no not never none nor neither nobody nothing nowhere without cannot".split()
 )
@@ -115,6 +116,16 @@ def terms(text: str) -> list[str]:
         for w in (m.group().casefold() for m in WORD.finditer(text))
         if len(w) > 1 and w not in STOPWORDS
     ]
+
+
+def keywords(text: str) -> list[str]:
+    """What a search for `text` looks for.
+
+    Its content words (`terms`), and each initialism written with full stops
+    ("E.A.T.") as its letters in a row ("e a t"), as the index holds it.
+    """
+    letters = (re.findall(r"[^\W\d_]", m) for m in _INITIALISM.findall(text))
+    return [*terms(text), *(" ".join(ls).casefold() for ls in letters)]
 
 
 def stem(word: str) -> str:

@@ -30,7 +30,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from runtime.structured import ModelOutputError, ainvoke_structured
-from runtime.text import stems, terms
+from runtime.text import keywords, stems
 from state.agents import AgentManifest
 from state.findings import normalize_text
 from state.tasks import TaskDefinition
@@ -237,7 +237,7 @@ class JsonSteps:
         if call["name"] != "search":
             return None
         query = str(call["args"].get("query", ""))
-        if not terms(query):
+        if not keywords(query):
             return Refusal(NO_KEYWORDS)
         made = searched(state["messages"][:-1])
         if normalize_text(query) not in made:

@@ -127,6 +127,20 @@ def test_search_treats_fts_syntax_as_words(freshwiki_kb: str) -> None:
     assert kb.search("?!*", 3) == []
 
 
+def test_an_initialism_written_with_full_stops_is_searched_as_its_letters(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write(docs, "show.md", "# Noon\n\nE.A.T. is a noontime variety show.\n")
+    write(docs, "tea.md", "# Tea\n\nPeople eat and drink tea at noon.\n")
+    write(docs, "letters.md", "# Letters\n\nThe letters a, e and t.\n")
+    ingest(tmp_path / "kb.sqlite", [docs])
+    kb = KnowledgeBase(tmp_path / "kb.sqlite")
+    assert [hit.title for hit in kb.search("E.A.T.", 5)] == ["Noon"]
+    assert [hit.title for hit in kb.search("E.A.T", 5)] == ["Noon"]
+
+
 def test_shipped_corpus_is_indexed_whole(freshwiki_kb: str) -> None:
     with closing(sqlite3.connect(freshwiki_kb)) as db:
         docs, wiki = db.execute(
