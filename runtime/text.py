@@ -124,8 +124,8 @@ def keywords(text: str) -> list[str]:
     Its content words (`terms`), and each initialism written with full stops
     ("E.A.T.") as its letters in a row ("e a t"), as the index holds it.
     """
-    letters = (re.findall(r"[^\W\d_]", m) for m in _INITIALISM.findall(text))
-    return [*terms(text), *(" ".join(ls).casefold() for ls in letters)]
+    initialisms = (m.replace(".", "") for m in _INITIALISM.findall(text))
+    return [*terms(text), *(" ".join(letters).casefold() for letters in initialisms)]
 
 
 def stem(word: str) -> str:
