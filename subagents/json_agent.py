@@ -5,10 +5,12 @@ The driver of `subagents.loop` for models that cannot call tools reliably
 where it can be: search, read, call another of its tools (an MCP server's, the
 user's, `web_fetch`) by name with its arguments, or finish with findings. The
 loop runs the step as a tool call, through the same gates; the model sees its
-result as the next message. A model that
-asks for a search it already made is going round in circles: it is told the
-first value of its task no search named, once, and then asked to finish with
-what it was shown. A step that still does not validate after one
+result as the next message. The first step is code's: a search for each value
+of the task, spelled as the brief spells it, so that the model first chooses
+among its values' own passages instead of wording a search (a small model
+searches for its brief, the question, and reads whatever that finds). A model
+that asks for a search already made is going round in circles and is asked to
+finish with what it was shown. A step that still does not validate after one
 repair turn fails the task.
 """
 
@@ -30,7 +32,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from runtime.structured import ModelOutputError, ainvoke_structured
-from runtime.text import keywords, stems
+from runtime.text import keywords
 from state.agents import AgentManifest
 from state.findings import normalize_text
 from state.tasks import TaskDefinition
@@ -67,10 +69,6 @@ SHOWN_PROMPT = (
     "your facet, finish now and point at them."
 )
 SEARCHED_AGAIN = "You searched for that already; its evidence is above."
-SEARCH_NEXT = (
-    f"{SEARCHED_AGAIN} No search of yours named value {{number}}, {{value}}: "
-    "search for it next, or finish."
-)
 NO_KEYWORDS = "A search needs keywords from the question or your values."
 
 
@@ -135,13 +133,24 @@ def searched(messages: Sequence[AnyMessage]) -> list[str]:
     ]
 
 
-def first_unsearched(values: Sequence[str], queries: Sequence[str]) -> int | None:
-    """The number (from 1) of the first value no query named, every content word."""
-    named = [stems(q) for q in queries]
-    return next(
-        (n for n, v in enumerate(values, 1) if not any(stems(v) <= q for q in named)),
-        None,
-    )
+OPENING_PASSAGES = 5
+"""Passages the opening searches show in all, shared among the task's values."""
+
+
+def opening_searches(values: Sequence[str]) -> AIMessage:
+    """A search for each value, as the task spells it: the step a model would copy.
+
+    The passages shown (OPENING_PASSAGES) are shared among the values, at least
+    one each.
+    """
+    k = max(1, OPENING_PASSAGES // len(values))
+    steps = [SubagentStep(action="search", query=v[:120]) for v in values]
+    calls = [
+        ToolCall(name="search", args={"query": s.query, "k": k}, id=f"open_{n}")
+        for n, s in enumerate(steps)
+    ]
+    said = "\n".join(s.model_dump_json(exclude_defaults=True) for s in steps)
+    return AIMessage(said, tool_calls=calls)
 
 
 def as_turns(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
@@ -167,6 +176,7 @@ class JsonSteps:
 
     def __init__(self, model: BaseChatModel, tools: Sequence[BaseTool] = ()) -> None:
         self.model, self.tools = model, list(tools)
+        self.searches = any(t.name == "search" for t in self.tools)
 
     def turns(self, manifest: AgentManifest, task: TaskDefinition) -> int:
         """The definition's `max_turns`."""
@@ -174,6 +184,9 @@ class JsonSteps:
 
     async def act(self, state: AgentState, loop: Loop) -> Move:
         """Ask for the next step: a search or read to run, or the finished answer."""
+        values = state["task"].values
+        if len(state["messages"]) == 2 and values and self.searches:
+            return Move(calls=opening_searches(values))
         messages = [
             *as_turns(state["messages"]),
             HumanMessage(step_prompt(state["evidence"], self.tools)),
@@ -228,25 +241,15 @@ class JsonSteps:
         return schema
 
     def refuse(self, call: ToolCall, state: AgentState) -> Refusal | None:
-        """A search with no keywords, or one already made.
-
-        A search made again is going round in circles: the model must finish,
-        unless a value of its task is one no search named yet and it has not
-        circled before; then it is told that value's number and name.
-        """
+        """A search with no keywords, or one already made: then it must finish."""
         if call["name"] != "search":
             return None
         query = str(call["args"].get("query", ""))
         if not keywords(query):
             return Refusal(NO_KEYWORDS)
-        made = searched(state["messages"][:-1])
-        if normalize_text(query) not in made:
-            return None
-        values = state["task"].values
-        left = first_unsearched(values, made)
-        if left is None or len(set(made)) < len(made):
+        if normalize_text(query) in searched(state["messages"][:-1]):
             return Refusal(SEARCHED_AGAIN, final=True)
-        return Refusal(SEARCH_NEXT.format(number=left, value=values[left - 1]))
+        return None
 
     async def answer(
         self, state: AgentState, loop: Loop, reason: str | None

@@ -15,7 +15,7 @@ from state.agents import AgentManifest
 from state.tasks import TaskDefinition
 from subagents.json_agent import (
     NO_KEYWORDS,
-    SEARCH_NEXT,
+    OPENING_PASSAGES,
     SEARCHED_AGAIN,
     JsonSteps,
     as_turns,
@@ -83,15 +83,30 @@ def run(
 
 
 def test_search_read_finish(creative_kb: str) -> None:
-    out = run(scripted(SEARCH, READ, FINISH), creative_kb)
+    out = run(scripted(SEARCH, READ, FINISH), creative_kb, 5)
     assert [f.quote for f in out["findings"]] == [QUOTE]
-    assert out["steps"] == 5  # two steps and their results, then the finish
+    # the opening search, the model's search and read, their results, the finish
+    assert out["steps"] == 7
     assert out.get("failure") is None
+
+
+def test_the_first_step_is_a_search_by_code_for_each_value(creative_kb: str) -> None:
+    two = TASK.model_copy(update={"values": ("music", "film")})
+    pointing = [{"evidence": "E1", "sentences": [1], "values": [1]}]
+    model = scripted({"action": "finish", "findings": pointing})
+    out = run(model, creative_kb, 4, two)
+    opening, *shown = out["said"][:3]
+    queries = [(c["args"]["query"], c["args"]["k"]) for c in opening.tool_calls]
+    each = OPENING_PASSAGES // 2
+    assert queries == [("music", each), ("film", each)]
+    assert "AI in music" in shown[0].content and "AI in film" in shown[1].content
+    assert [f.quote for f in out["findings"]] == [QUOTE]
+    assert next(model.messages, None) is None  # its one answer: the finish
 
 
 def test_a_finding_that_points_gets_its_quote_from_code(creative_kb: str) -> None:
     pointing = {"action": "finish", "findings": [{"evidence": "E1", "sentences": [1]}]}
-    out = run(scripted(SEARCH, READ, pointing), creative_kb)
+    out = run(scripted(pointing), creative_kb)
     (finding,) = out["findings"]
     assert finding.source.passage_id == "AI_in_music#0"
     assert finding.quote == finding.claim == QUOTE
@@ -101,39 +116,25 @@ def test_a_search_without_keywords_runs_nothing(creative_kb: str) -> None:
     empty = {"action": "search", "query": "..."}
     out = run(scripted(empty, SEARCH, FINISH), creative_kb, 5)
     said = [str(m.content) for m in out["said"]]
-    assert said[1] == NO_KEYWORDS
-    assert said[3].startswith("E1: AI in music")
+    assert said[3] == NO_KEYWORDS
+    assert said[5].startswith("E1: AI in music")  # shown by the opening search too
     assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
 def test_a_search_made_again_is_asked_to_finish(creative_kb: str) -> None:
-    again = {"action": "search", "query": " ai  MUSIC"}
+    again = {"action": "search", "query": " MUSIC "}  # the opening search's
     answer = {"findings": [{"evidence": "E1", "sentences": [1]}]}
-    out = run(scripted(SEARCH, again, answer), creative_kb, 5)
+    out = run(scripted(again, answer), creative_kb, 5)
     said = [str(m.content) for m in out["said"]]
     assert said[-1] == SEARCHED_AGAIN
     assert [f.quote for f in out["findings"]] == [QUOTE]
 
 
-def test_a_search_made_again_is_told_a_value_no_search_named_once(
-    creative_kb: str,
-) -> None:
-    two = TASK.model_copy(update={"values": ("music", "film")})
-    film = {"action": "search", "query": "AI film"}
-    answer = {"findings": [{"evidence": "E1", "sentences": [1], "values": [1]}]}
-    out = run(scripted(SEARCH, SEARCH, film, film, answer), creative_kb, 6, two)
-    said = [str(m.content) for m in out["said"]]
-    assert said[3] == SEARCH_NEXT.format(number=2, value="film")
-    assert "AI in film" in said[5]  # the search it was told to make
-    assert said[7] == SEARCHED_AGAIN  # circling again: it must finish
-    assert [f.quote for f in out["findings"]] == [QUOTE]
-
-
 def test_turns_stop_at_max_turns_then_it_must_finish(creative_kb: str) -> None:
-    model = scripted(SEARCH, SEARCH, {"findings": FINISH["findings"]})
+    model = scripted(SEARCH, {"findings": FINISH["findings"]})
     out = run(model, creative_kb, max_turns=2)
     assert [f.quote for f in out["findings"]] == [QUOTE]
-    assert out["steps"] == 4
+    assert out["steps"] == 4  # two turns: the opening search and one of its own
 
 
 def test_a_step_that_never_validates_fails_the_task(creative_kb: str) -> None:
