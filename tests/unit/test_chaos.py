@@ -41,7 +41,7 @@ def chaos(
         max_subagents=8,
         max_parallel=8,
         max_rounds=0,
-        task_timeout_s=1.0,
+        task_timeout_s=3.0,  # a healthy task on a loaded machine finishes well within
         retry_backoff_s=0.05,
         task_token_budget=100,
         breaker_threshold=99,
@@ -74,7 +74,7 @@ def test_a_hanging_subagent_times_out_each_attempt(
     state, researcher = chaos
     hung = by_value(state)["harbour"]
     assert (hung.status, hung.failure, hung.attempts) == ("failed", "timeout", 3)
-    assert hung.errors == ("timed out after 1s",)
+    assert hung.errors == ("timed out after 3s",)
     assert researcher.calls["harbour"] == 3
 
 
