@@ -70,6 +70,7 @@ SHOWN_PROMPT = (
 )
 SEARCHED_AGAIN = "You searched for that already; its evidence is above."
 NO_KEYWORDS = "A search needs keywords from the question or your values."
+MAX_QUERY_CHARS = 120
 
 
 class SubagentStep(BaseModel):
@@ -83,7 +84,9 @@ class SubagentStep(BaseModel):
         default_factory=dict, description="For tool: its arguments."
     )
     query: str = Field(
-        default="", max_length=120, description="For search: a few keywords."
+        default="",
+        max_length=MAX_QUERY_CHARS,
+        description="For search: a few keywords.",
     )
     evidence: str = Field(
         default="",
@@ -144,7 +147,7 @@ def opening_searches(values: Sequence[str]) -> AIMessage:
     one each.
     """
     k = max(1, OPENING_PASSAGES // len(values))
-    steps = [SubagentStep(action="search", query=v[:120]) for v in values]
+    steps = [SubagentStep(action="search", query=v[:MAX_QUERY_CHARS]) for v in values]
     calls = [
         ToolCall(name="search", args={"query": s.query, "k": k}, id=f"open_{n}")
         for n, s in enumerate(steps)
@@ -183,9 +186,13 @@ class JsonSteps:
         return manifest.max_turns
 
     async def act(self, state: AgentState, loop: Loop) -> Move:
-        """Ask for the next step: a search or read to run, or the finished answer."""
+        """The next step: code's opening searches, then the model's choice.
+
+        The model chooses a search or read to run, or finishes with findings.
+        """
         values = state["task"].values
-        if len(state["messages"]) == 2 and values and self.searches:
+        fresh = len(state["messages"]) == 2  # the system prompt and the brief
+        if fresh and values and self.searches:
             return Move(calls=opening_searches(values))
         messages = [
             *as_turns(state["messages"]),
