@@ -46,7 +46,7 @@ from subagents.contract import (
     invalid_output,
 )
 from subagents.evidence import Ledger, handle
-from subagents.loop import Loop, Move, Refusal
+from subagents.loop import Loop, Move, Refusal, tool_calls_made
 from subagents.state import AgentState, pointing
 from subagents.tools import tool_result
 
@@ -191,8 +191,7 @@ class JsonSteps:
         The model chooses a search or read to run, or finishes with findings.
         """
         values = state["task"].values
-        fresh = len(state["messages"]) == 2  # the system prompt and the brief
-        if fresh and values and self.searches:
+        if not tool_calls_made(state) and values and self.searches:
             return Move(calls=opening_searches(values))
         messages = [
             *as_turns(state["messages"]),
