@@ -172,13 +172,15 @@ def tasks_with_verified(
 def synthesis_sentences(summary: RunSummary) -> dict[str, int]:
     """What became of the sentences the lead wrote: kept, recited, cut and why.
 
-    Empty when it wrote none (extractive mode, or no finding to write from).
+    Also how many findings it chose to open the report when none stood. Empty
+    when it wrote none (extractive mode, or no finding to write from).
     """
     counts = {
         "kept": summary.sentences_kept,
         "recited": summary.sentences_recited,
         "unsupported": summary.sentences_unsupported,
         "uncited or repeated": summary.sentences_dropped,
+        "findings chosen": summary.findings_chosen,
     }
     return counts if any(counts.values()) else {}
 

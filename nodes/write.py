@@ -60,6 +60,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         sentences_dropped=checked.sentences_dropped,
         sentences_unsupported=checked.sentences_unsupported,
         sentences_recited=checked.sentences_recited,
+        findings_chosen=checked.findings_chosen,
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
         verifier=state.get("fact_check_usage", Usage()),

@@ -6,21 +6,31 @@ removed and a sentence that cites no source is dropped. A sentence must be
 supported by the findings it cites, by the same check a finding's claim passes
 against its quote (`roles.verify.supports`); one they do not support is cited to
 a finding that says all of it, or dropped. What the opening says, its sources
-say.
+say. When no sentence the lead wrote stands, it is asked to choose instead:
+the numbers of the evidence that best answers the question, whose findings
+code writes out, cited (`chosen_opening`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from roles.verify import restates, supports
 from runtime.models import lead_deadline
-from runtime.structured import call_model, message_text
+from runtime.structured import (
+    ModelOutputError,
+    ainvoke_structured,
+    call_model,
+    json_schema,
+    message_text,
+)
 from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, normalize_text
 from state.report import Citation
@@ -43,6 +53,21 @@ statement with the numbers of the evidence it rests on, like [2] or [1][4]; use
 no knowledge beyond the evidence. If values listed as not covered matter to the
 question, say plainly that the evidence does not cover them. Answer with the
 Markdown text only, no heading."""
+MAX_CHOSEN = 5
+"""The most findings a chosen opening holds."""
+CHOOSING_PROMPT = f"""You choose how a research report opens. Below is numbered
+evidence. Answer with the numbers of the evidence that best answers the
+question: at most {MAX_CHOSEN}, the most telling first, each about a different
+subject."""
+
+
+class Chosen(BaseModel):
+    """The evidence chosen to open the report, by number."""
+
+    numbers: list[int] = Field(
+        description="Numbers of the evidence that best answers the question, "
+        "the most telling first."
+    )
 
 
 @dataclass(frozen=True)
@@ -60,7 +85,8 @@ class Checked:
     `sentences_kept` stood; `sentences_dropped` cited no source or repeated a
     kept one; `sentences_unsupported` cited sources that do not back them, and
     no source says them; `sentences_recited` are cited to the sources that say
-    them, in place of those they named.
+    them, in place of those they named. `findings_chosen` open the report in
+    place of a synthesis of which nothing stood.
     """
 
     text: str | None
@@ -69,6 +95,7 @@ class Checked:
     sentences_dropped: int = 0
     sentences_unsupported: int = 0
     sentences_recited: int = 0
+    findings_chosen: int = 0
 
     def shown(self) -> str | None:
         """What the report shows: the text, or a line saying every sentence was cut."""
@@ -203,7 +230,11 @@ class Synthesizer:
         citations: dict[str, Citation],
         gaps: Sequence[str],
     ) -> Synthesis:
-        """The cited synthesis, within the lead's deadline."""
+        """The cited synthesis, within the lead's deadline.
+
+        When none of its sentences stands, the findings the lead chooses
+        (`choose`, `chosen_opening`) open the report in its place.
+        """
         evidence = "\n".join(
             evidence_line(citations[f.source.passage_id].number, f) for f in findings
         )
@@ -222,8 +253,91 @@ class Synthesizer:
         written = message_text(answer)
         if answer.response_metadata.get("finish_reason") == "length":
             written = whole_sentences(written)
-        checked = check_citations(written, cited_evidence(findings, citations))
-        return Synthesis(checked, Usage.of(answer))
+        sources = cited_evidence(findings, citations)
+        checked = check_citations(written, sources)
+        usage = Usage.of(answer)
+        if checked.text is None:
+            chosen, used = await self.choose(question, evidence, set(sources))
+            usage += used
+            if opening := chosen_opening(chosen, findings, citations):
+                checked = replace(
+                    checked, text=opening.text, findings_chosen=opening.count
+                )
+        return Synthesis(checked, usage)
+
+    async def choose(
+        self, question: str, evidence: str, numbers: set[int]
+    ) -> tuple[list[int], Usage]:
+        """The evidence numbers the lead chose to open the report, as it gave them.
+
+        The server holds the answer to the numbers shown where it enforces a
+        schema; an answer that still does not fit chooses nothing.
+        """
+        async with lead_deadline(self.timeout_s, "choosing the opening"):
+            try:
+                chosen, usage = await ainvoke_structured(
+                    self.model,
+                    [
+                        SystemMessage(CHOOSING_PROMPT),
+                        HumanMessage(f"Question: {question}\n\nEvidence:\n{evidence}"),
+                    ],
+                    Chosen,
+                    enforce=choosing_schema(numbers),
+                )
+            except ModelOutputError as err:
+                return [], err.usage
+        return chosen.numbers, usage
+
+
+def choosing_schema(numbers: set[int]) -> dict[str, Any]:
+    """`Chosen`'s JSON schema, its numbers only those of the evidence shown."""
+    schema = json_schema(Chosen)
+    schema["properties"]["numbers"]["items"] = {"enum": sorted(numbers)}
+    schema["properties"]["numbers"]["maxItems"] = MAX_CHOSEN
+    return schema
+
+
+@dataclass(frozen=True)
+class Opening:
+    """An opening code wrote from chosen findings, and how many it holds."""
+
+    text: str
+    count: int
+
+
+def chosen_opening(
+    numbers: Sequence[int],
+    findings: Sequence[Finding],
+    citations: dict[str, Citation],
+) -> Opening | None:
+    """The findings behind the chosen evidence numbers, written out and cited.
+
+    Each number that names evidence gives the claim of its first finding,
+    followed by its marker; a number named again, or one of a source already
+    chosen, is passed over, and so is any beyond MAX_CHOSEN. None when no
+    number names evidence. A claim is what verification found its quote
+    supports, so the opening says only what its sources say.
+    """
+    first: dict[int, Finding] = {}
+    for finding in findings:
+        first.setdefault(citations[finding.source.passage_id].number, finding)
+    lines: list[str] = []
+    titles: set[str] = set()
+    for number in dict.fromkeys(numbers):
+        chosen = first.get(number)
+        if chosen is None or chosen.source.title in titles:
+            continue
+        titles.add(chosen.source.title)
+        lines.append(f"{chosen.claim.strip()} [{number}]")
+        if len(lines) == MAX_CHOSEN:
+            break
+    if not lines:
+        return None
+    return Opening(
+        "_Chosen by the lead from the findings, as no sentence it wrote stood:_\n\n"
+        + "\n\n".join(lines),
+        len(lines),
+    )
 
 
 def evidence_line(number: int, finding: Finding) -> str:

@@ -110,6 +110,11 @@ class RunSummary(BaseModel):
         description="Synthesis sentences cited to the finding that says them, in "
         "place of the findings they named.",
     )
+    findings_chosen: int = Field(
+        default=0,
+        description="Findings the lead chose to open the report, as no sentence "
+        "of its synthesis stood.",
+    )
     tokens: int = Field(default=0, description="All model tokens of the run.")
     tokens_by_role: dict[str, int] = Field(
         default_factory=dict,
@@ -158,6 +163,7 @@ class RunSummary(BaseModel):
         sentences_kept: int = 0,
         sentences_unsupported: int = 0,
         sentences_recited: int = 0,
+        findings_chosen: int = 0,
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
         verifier: Usage | None = None,
@@ -198,6 +204,7 @@ class RunSummary(BaseModel):
             sentences_dropped=sentences_dropped,
             sentences_unsupported=sentences_unsupported,
             sentences_recited=sentences_recited,
+            findings_chosen=findings_chosen,
             tokens=sum(r.tokens for r in results) + lead.tokens + verifier.tokens,
             tokens_by_role={
                 "lead": lead.tokens,

@@ -260,5 +260,8 @@ def test_a_case_tells_what_became_of_the_sentences_its_lead_wrote() -> None:
         "recited": 1,
         "unsupported": 0,
         "uncited or repeated": 3,
+        "findings chosen": 0,
     }
+    chosen = RunSummary(sentences_dropped=1, findings_chosen=2)
+    assert synthesis_sentences(chosen)["findings chosen"] == 2
     assert synthesis_sentences(RunSummary()) == {}  # extractive: nothing written

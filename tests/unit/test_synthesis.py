@@ -12,10 +12,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.synthesis import (
+    MAX_CHOSEN,
     SYNTHESIS_MAX_TOKENS,
     Checked,
     Cited,
     check_citations,
+    choosing_schema,
+    chosen_opening,
     cited_evidence,
     evidence_line,
     synthesizer,
@@ -24,7 +27,7 @@ from roles.synthesis import (
 from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, Source
 from state.report import Citation
-from tests.unit.fakes import Scripted
+from tests.unit.fakes import Scripted, scripted
 
 SAYS_IT_ALL = Cited(
     "Floods hit Pakistan. Storms came and hit Britain. Every medium, music too, "
@@ -262,3 +265,77 @@ def test_a_summary_cut_whole_says_so_and_one_never_written_says_nothing() -> Non
         "that supports it._"
     )
     assert Checked(None).shown() is None
+
+
+CHOSEN = "_Chosen by the lead from the findings, as no sentence it wrote stood:_"
+
+
+def test_a_lead_whose_sentences_all_fall_chooses_the_findings_that_open_it() -> None:
+    model = scripted("The storms were bad.", {"numbers": [2, 9, 2, 1]})
+    writer = synthesizer(model, 60.0, 2048)
+    assert writer is not None
+    findings, citations = sources()
+    done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
+    assert done.checked.text == (
+        f"{CHOSEN}\n\nCyclone Mocha struck Myanmar in May 2023. [2]\n\n"
+        "Storm Eunice struck Britain in February 2022. [1]"
+    )
+    assert (done.checked.findings_chosen, done.checked.sentences_dropped) == (2, 1)
+    assert done.usage.calls == 2
+
+
+@pytest.mark.parametrize(
+    "choices", [({"numbers": [7, 0]},), ("not JSON", "{still not")]
+)
+def test_a_choice_that_names_no_evidence_opens_nothing(
+    choices: tuple[Any, ...],
+) -> None:
+    writer = synthesizer(scripted("Nothing cited here.", *choices), 60.0, 2048)
+    assert writer is not None
+    findings, citations = sources()
+    done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
+    assert done.checked.text is None
+    assert done.checked.findings_chosen == 0
+    assert done.checked.shown() is not None
+    assert done.checked.shown().startswith("_No summary:")  # type: ignore[union-attr]
+
+
+def test_a_synthesis_that_stands_is_not_followed_by_a_choice() -> None:
+    model = scripted("Storm Eunice struck Britain in February 2022 [1].", "FAIL")
+    writer = synthesizer(model, 60.0, 2048)
+    assert writer is not None
+    findings, citations = sources()
+    done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
+    assert done.checked.text == "Storm Eunice struck Britain in February 2022 [1]."
+    assert (done.checked.findings_chosen, done.usage.calls) == (0, 1)
+
+
+def test_the_lead_may_choose_only_numbers_it_was_shown() -> None:
+    numbers = choosing_schema({3, 1})["properties"]["numbers"]
+    assert numbers["items"] == {"enum": [1, 3]}
+    assert numbers["maxItems"] == MAX_CHOSEN
+
+
+def test_a_chosen_opening_holds_one_finding_a_source_and_at_most_the_cap() -> None:
+    findings, citations = [], {}
+    for n in range(1, MAX_CHOSEN + 3):
+        title = "Storm Eunice" if n <= 2 else f"Storm {n}"
+        said = f"{title} struck Britain on day {n} of February 2022."
+        source = Source(
+            doc_id=title, passage_id=f"{title}#{n}", title=title, section="Summary"
+        )
+        findings.append(
+            Finding(
+                claim=said,
+                quote=said,
+                source=source,
+                facet_ids=("f0",),
+                values=(title,),
+            )
+        )
+        citations[source.passage_id] = Citation(number=n, source=source)
+    opening = chosen_opening(range(1, MAX_CHOSEN + 3), findings, citations)
+    assert opening is not None
+    assert opening.count == MAX_CHOSEN
+    cited = [line.rsplit(" ", 1)[-1] for line in opening.text.split("\n\n")[1:]]
+    assert cited == [f"[{n}]" for n in (1, *range(3, MAX_CHOSEN + 2))]
