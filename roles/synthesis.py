@@ -290,10 +290,13 @@ class Synthesizer:
 
 
 def choosing_schema(numbers: set[int]) -> dict[str, Any]:
-    """`Chosen`'s JSON schema, its numbers only those of the evidence shown."""
+    """`Chosen`'s JSON schema: one to MAX_CHOSEN numbers of the evidence shown."""
     schema = json_schema(Chosen)
-    schema["properties"]["numbers"]["items"] = {"enum": sorted(numbers)}
-    schema["properties"]["numbers"]["maxItems"] = MAX_CHOSEN
+    schema["properties"]["numbers"] |= {
+        "items": {"enum": sorted(numbers)},
+        "minItems": 1,
+        "maxItems": MAX_CHOSEN,
+    }
     return schema
 
 
