@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.corpus import Document, Skipped, passages, read_documents
-from runtime.text import ends_sentence, keywords, years
+from runtime.text import ends_sentence, keywords, other_number, years
 from state.findings import Source
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -100,9 +100,18 @@ def opening(text: str) -> str:
 
 
 def match_query(words: Iterable[str], *, op: str = "OR") -> str:
-    """An FTS5 MATCH expression over `words`, each quoted as a literal."""
-    quoted = dict.fromkeys('"' + w.replace('"', "") + '"' for w in words)
+    """An FTS5 MATCH expression over `words`, each quoted as a literal.
+
+    A word in -sis or -ses matches its other number too (`other_number`).
+    """
+    quoted = dict.fromkeys(_either(w.replace('"', "")) for w in words)
     return f" {op} ".join(quoted)
+
+
+def _either(word: str) -> str:
+    """`word` quoted, or in parentheses with its other number when it has one."""
+    other = other_number(word)
+    return f'("{word}" OR "{other}")' if other else f'"{word}"'
 
 
 class KnowledgeBase:

@@ -128,6 +128,18 @@ def keywords(text: str) -> list[str]:
     return [*terms(text), *(" ".join(letters).casefold() for letters in initialisms)]
 
 
+def other_number(word: str) -> str | None:
+    """The plural of a word in -sis, or the singular of one in -ses, else None.
+
+    The index's Porter stemmer keeps "crisis" and "crises" apart ("crisi",
+    "crise"), as it does every such Greek noun; a search for one looks for
+    both. Words of five letters or fewer are left alone ("bases", "basis").
+    """
+    if len(word) > 5 and word.endswith(("sis", "ses")):
+        return word[:-2] + ("es" if word.endswith("is") else "is")
+    return None
+
+
 def stem(word: str) -> str:
     """A light suffix-stripping stem, to match 'disasters' with 'disaster'."""
     for suffix in ("ing", "ed", "es", "s"):

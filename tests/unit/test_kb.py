@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runtime.corpus import CorpusError
-from runtime.kb import KnowledgeBase, KnowledgeBaseError, ingest
+from runtime.kb import KnowledgeBase, KnowledgeBaseError, ingest, match_query
 
 
 def write(folder: Path, name: str, text: str) -> None:
@@ -119,6 +119,17 @@ def test_bm25_ranks_title_matches_first(freshwiki_kb: str) -> None:
     assert top[0].title == "Storm Eunice"
     assert kb.search("eunice", 3, op="AND", doc_id="Storm_Eunice")
     assert not kb.search("eunice", 3, doc_id="OceanGate")
+
+
+def test_a_greek_plural_finds_its_singular_and_back(freshwiki_kb: str) -> None:
+    """Porter stems "crises" and "crisis" apart; a search for one finds the other."""
+    kb = KnowledgeBase(freshwiki_kb)
+    crisis = "October_2022_United_Kingdom_government_crisis"
+    assert crisis in {p.doc_id for p in kb.rank_documents("government crises", 3)}
+    assert kb.search("Truss crises", 3, op="AND", doc_id=crisis)
+    assert match_query(["crises", "analysis", "bases"]) == (
+        '("crises" OR "crisis") OR ("analysis" OR "analyses") OR "bases"'
+    )
 
 
 def test_search_treats_fts_syntax_as_words(freshwiki_kb: str) -> None:
