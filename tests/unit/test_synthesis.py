@@ -4,6 +4,7 @@ bounded in length, and never ending in a sentence its length limit cut."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -181,20 +182,25 @@ class CutShort(Scripted):
         return ChatResult(generations=[ChatGeneration(message=cut)])
 
 
-def sources() -> tuple[list[Finding], dict[str, Citation]]:
+STRUCK = (
+    ("Storm Eunice", "Storm Eunice struck Britain in February 2022."),
+    ("Cyclone Mocha", "Cyclone Mocha struck Myanmar in May 2023."),
+)
+
+
+def sources(
+    said: Sequence[tuple[str, str]] = STRUCK,
+) -> tuple[list[Finding], dict[str, Citation]]:
+    """A finding of each (title, sentence), its passage cited by its place from 1."""
     findings, citations = [], {}
-    struck = {
-        "Storm Eunice": "Storm Eunice struck Britain in February 2022.",
-        "Cyclone Mocha": "Cyclone Mocha struck Myanmar in May 2023.",
-    }
-    for n, (title, said) in enumerate(struck.items(), start=1):
+    for n, (title, sentence) in enumerate(said, start=1):
         source = Source(
-            doc_id=title, passage_id=f"{title}#0", title=title, section="Summary"
+            doc_id=title, passage_id=f"{title}#{n}", title=title, section="Summary"
         )
         findings.append(
             Finding(
-                claim=said,
-                quote=said,
+                claim=sentence,
+                quote=sentence,
                 source=source,
                 facet_ids=("f0",),
                 values=(title,),
@@ -317,24 +323,18 @@ def test_the_lead_may_choose_only_numbers_it_was_shown() -> None:
 
 
 def test_a_chosen_opening_holds_one_finding_a_source_and_at_most_the_cap() -> None:
-    findings, citations = [], {}
-    for n in range(1, MAX_CHOSEN + 3):
-        title = "Storm Eunice" if n <= 2 else f"Storm {n}"
-        said = f"{title} struck Britain on day {n} of February 2022."
-        source = Source(
-            doc_id=title, passage_id=f"{title}#{n}", title=title, section="Summary"
-        )
-        findings.append(
-            Finding(
-                claim=said,
-                quote=said,
-                source=source,
-                facet_ids=("f0",),
-                values=(title,),
-            )
-        )
-        citations[source.passage_id] = Citation(number=n, source=source)
-    opening = chosen_opening(range(1, MAX_CHOSEN + 3), findings, citations)
+    titles = [
+        "Storm Eunice",
+        "Storm Eunice",
+        *(f"Storm {n}" for n in range(MAX_CHOSEN)),
+    ]
+    findings, citations = sources(
+        [
+            (title, f"{title} struck Britain on day {n} of 2022.")
+            for n, title in enumerate(titles)
+        ]
+    )
+    opening = chosen_opening(range(1, len(titles) + 1), findings, citations)
     assert opening is not None
     assert opening.count == MAX_CHOSEN
     cited = [line.rsplit(" ", 1)[-1] for line in opening.text.split("\n\n")[1:]]
