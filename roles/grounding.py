@@ -5,7 +5,8 @@ the documents the question reaches, of its period, grouped by kind and
 numbered; when one document stands out, its sections the question reaches.
 The lead chooses by number and code spells what it chose: a model points at
 what is there instead of inventing values from nothing. A question that names a
-continent is shown the documents in its countries (`runtime.regions`).
+continent is shown the documents in its countries, one that names a country
+the documents in it (`runtime.regions`).
 """
 
 from __future__ import annotations

