@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 from roles.grounding import (
     Holdings,
     holdings_for,
+    in_scope,
     interleaved,
     reached_by_part,
     relevant_sections,
@@ -27,6 +28,7 @@ from runtime.kb import KnowledgeBase, Passage
 from runtime.kinds import Kinds, document_kinds
 from runtime.language import kb_language, language
 from runtime.models import lead_deadline
+from runtime.regions import region_named
 from runtime.reliability import describe
 from runtime.structured import (
     ModelOutputError,
@@ -457,8 +459,17 @@ def check_matches(kb: KnowledgeBase, question: str) -> None:
     planned when it is in the knowledge base's language, most of its words
     are known and no unknown one is a name it writes: a word or two the corpus
     lacks ("flopped", "setbacks") leaves the rest of the question to search
-    on, a name it lacks ("a briefing on Zillennials") is its subject.
+    on, a name it lacks ("a briefing on Zillennials") is its subject. A
+    question scoped to a region (`in_scope`) that holds no document is refused
+    too: what it reaches elsewhere is not about it.
     """
+    scope, region = in_scope(kb, question), region_named(question)
+    if scope is not None and not scope and region is not None:
+        places = ", ".join(sorted(region.continents | region.countries))
+        raise NothingMatchesError(
+            f"nothing in the knowledge base matches {question!r}: no document is in"
+            f" {places}"
+        )
     words = [w for w in dict.fromkeys(terms(question)) if not w.isdigit()]
     frequencies = kb.document_frequencies(words)
     weight = {w: math.log(1 + kb.size / (1 + frequencies[w])) for w in words}

@@ -174,13 +174,15 @@ def test_an_unreadable_dataset_is_bad_input(
 def test_a_question_the_knowledge_base_cannot_match_is_a_refusal_scored_zero(
     freshwiki_kb: str,
 ) -> None:
-    known = OUTLINES["2022_Pakistan_floods"]
+    known = OUTLINES["2022_Luzon_earthquake"]
     unknown = known.model_copy(
         update={"id": "unknown", "query": "Write a complete briefing on Zyxqvor."}
     )
+    # with its article left out, no document is in Pakistan
+    elsewhere = OUTLINES["2022_Pakistan_floods"]
     scores = asyncio.run(
         evaluate(
-            [known, unknown],
+            [known, unknown, elsewhere],
             extractive(freshwiki_kb),
             ablation=False,
             concurrency=2,
@@ -192,6 +194,7 @@ def test_a_question_the_knowledge_base_cannot_match_is_a_refusal_scored_zero(
     assert refused.error is None and refused.refused
     assert "Zyxqvor" in refused.refused and refused.heading_soft_recall == 0.0
     assert by_id[known.id].refused is None and by_id[known.id].tasks > 0
+    assert "no document is in Pakistan" in (by_id[elsewhere.id].refused or "")
 
 
 def test_a_task_counts_when_its_finding_stands_rewritten_or_merged(

@@ -13,7 +13,7 @@ from roles.grounding import (
     reached_by_country,
     reached_documents,
 )
-from roles.plan import CorpusPlanner
+from roles.plan import CorpusPlanner, NothingMatchesError, check_matches
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, ingest
 from runtime.regions import countries_named, region_named
 
@@ -152,6 +152,17 @@ def test_a_country_question_lists_the_documents_in_that_country(
     region = region_named(france)
     assert region is not None and region.put(france, "Spain") == france
     assert region.holds("France") and not region.holds("Italy")
+
+
+@pytest.mark.parametrize("place", ["Chad", "Antarctica"])
+def test_a_question_about_a_place_no_document_is_in_is_refused(
+    places_kb: KnowledgeBase, place: str
+) -> None:
+    question = f"What happened in {place} in 2022?"
+    # its words alone reach the documents that say "happened" and "2022"
+    assert reached_documents(places_kb, question, 10)
+    with pytest.raises(NothingMatchesError, match=f"no document is in {place}"):
+        check_matches(places_kb, question)
 
 
 def test_a_document_is_in_the_country_its_adjective_names(
