@@ -213,10 +213,20 @@ def in_scope(kb: KnowledgeBase, question: str) -> frozenset[str] | None:
     """The documents in the region the question names, if it names one.
 
     A document is in a region when it is in a country of it
-    (`documents_by_country`, `region_named`).
+    (`documents_by_country`, `region_named`). None as well when no document
+    of the knowledge base is in any country (`documents_in`).
     """
     region = region_named(question)
-    if region is None:
+    return None if region is None else documents_in(kb, region)
+
+
+def documents_in(kb: KnowledgeBase, region: Region) -> frozenset[str] | None:
+    """The documents in `region`; None when no document is in any country.
+
+    A knowledge base that says nothing of places cannot scope a question by
+    one.
+    """
+    if not any(countries_by_document(kb).values()):
         return None
     return frozenset().union(*documents_by_country(kb, region).values())
 

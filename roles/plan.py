@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 
 from roles.grounding import (
     Holdings,
+    documents_in,
     holdings_for,
-    in_scope,
     interleaved,
     reached_by_part,
     relevant_sections,
@@ -461,10 +461,10 @@ def check_matches(kb: KnowledgeBase, question: str) -> None:
     lacks ("flopped", "setbacks") leaves the rest of the question to search
     on, a name it lacks ("a briefing on Zillennials") is its subject. A
     question scoped to a region (`in_scope`) that holds no document is refused
-    too: what it reaches elsewhere is not about it.
+    too (`documents_in`): what it reaches elsewhere is not about it.
     """
-    scope, region = in_scope(kb, question), region_named(question)
-    if scope is not None and not scope and region is not None:
+    region = region_named(question)
+    if region is not None and documents_in(kb, region) == frozenset():
         places = ", ".join(sorted(region.continents | region.countries))
         raise NothingMatchesError(
             f"nothing in the knowledge base matches {question!r}: no document is in"

@@ -24,12 +24,14 @@ from pydantic import BaseModel, Field
 
 from roles.verify import restates, supports
 from runtime.models import lead_deadline
+from runtime.reliability import settle
 from runtime.structured import (
     ModelOutputError,
     ainvoke_structured,
     call_model,
     json_schema,
     message_text,
+    schema_instructions,
 )
 from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, normalize_text
@@ -230,10 +232,11 @@ class Synthesizer:
         citations: dict[str, Citation],
         gaps: Sequence[str],
     ) -> Synthesis:
-        """The cited synthesis, within the lead's deadline.
+        """The cited synthesis, each call within the lead's deadline.
 
         When none of its sentences stands, the findings the lead chooses
-        (`choose`, `chosen_opening`) open the report in its place.
+        (`choose`, `chosen_opening`) open the report in its place; a choice
+        that fails leaves the synthesis as it was checked.
         """
         evidence = "\n".join(
             evidence_line(citations[f.source.passage_id].number, f) for f in findings
@@ -257,7 +260,10 @@ class Synthesizer:
         checked = check_citations(written, sources)
         usage = Usage.of(answer)
         if checked.text is None:
-            chosen, used = await self.choose(question, evidence, set(sources))
+            choice = await settle(self.choose(question, evidence, set(sources)))
+            if isinstance(choice, Exception):
+                return Synthesis(checked, usage)  # the choice costs only itself
+            chosen, used = choice
             usage += used
             if opening := chosen_opening(chosen, findings, citations):
                 checked = replace(
@@ -278,7 +284,9 @@ class Synthesizer:
                 chosen, usage = await ainvoke_structured(
                     self.model,
                     [
-                        SystemMessage(CHOOSING_PROMPT),
+                        SystemMessage(
+                            f"{CHOOSING_PROMPT}\n\n{schema_instructions(Chosen)}"
+                        ),
                         HumanMessage(f"Question: {question}\n\nEvidence:\n{evidence}"),
                     ],
                     Chosen,
@@ -293,7 +301,7 @@ def choosing_schema(numbers: set[int]) -> dict[str, Any]:
     """`Chosen`'s JSON schema: one to MAX_CHOSEN numbers of the evidence shown."""
     schema = json_schema(Chosen)
     schema["properties"]["numbers"] |= {
-        "items": {"enum": sorted(numbers)},
+        "items": {"type": "integer", "enum": sorted(numbers)},
         "minItems": 1,
         "maxItems": MAX_CHOSEN,
     }
@@ -316,7 +324,7 @@ def chosen_opening(
     """The findings behind the chosen evidence numbers, written out and cited.
 
     Each number that names evidence gives the claim of its first finding,
-    followed by its marker; a number named again, or one of a source already
+    followed by its marker; a number named again, or one of a document already
     chosen, is passed over, and so is any beyond MAX_CHOSEN. None when no
     number names evidence. A claim is what verification found its quote
     supports, so the opening says only what its sources say.
@@ -325,12 +333,12 @@ def chosen_opening(
     for finding in findings:
         first.setdefault(citations[finding.source.passage_id].number, finding)
     lines: list[str] = []
-    titles: set[str] = set()
+    documents: set[str] = set()
     for number in dict.fromkeys(numbers):
         chosen = first.get(number)
-        if chosen is None or chosen.source.title in titles:
+        if chosen is None or chosen.source.doc_id in documents:
             continue
-        titles.add(chosen.source.title)
+        documents.add(chosen.source.doc_id)
         lines.append(f"{chosen.claim.strip()} [{number}]")
         if len(lines) == MAX_CHOSEN:
             break

@@ -4,7 +4,7 @@
 Hungary, though few documents about them say "Europe": a search for the
 question's words reaches whatever names the year. A question that names a
 continent (or its adjective, "European") is scoped to the countries in it, one
-that names a country (or its adjective, "Indian") to that country; a document
+that names a country ("India") to that country; a document
 is in a country when its lead names the country, one of its cities or (for the
 United States) one of its states, or calls something by the country's
 adjective ("an Indian film", "a Philippine variety show"). Places are
@@ -138,7 +138,7 @@ def continent_of(country: str) -> str | None:
     return _continents().get(country)
 
 
-def countries_named(text: str, *, cities: bool = True) -> set[str]:
+def countries_named(text: str, *, by_name_only: bool = False) -> set[str]:
     """The countries whose names, cities or states `text` writes as proper names.
 
     A proper name is a run of capitalised words (sentence-opening stopwords
@@ -147,11 +147,11 @@ def countries_named(text: str, *, cities: bool = True) -> set[str]:
     "of", "de"..., when one part of it is ("Stade de France", "Hungary and
     Poland"). "Queen Elizabeth II" names no city called Elizabeth. A country
     is also named by its adjective, a word of such a run ("an Indian
-    Tamil-language film", "a Black American man"). With `cities` false, only
-    countries' names and adjectives count.
+    Tamil-language film", "a Black American man"). With `by_name_only`,
+    only countries' own names count.
     """
-    country_of = _places() if cities else _by_own_name()
-    adjectives = _adjectives()
+    country_of = _by_own_name() if by_name_only else _places()
+    adjectives = {} if by_name_only else _adjectives()
     found: set[str] = set()
     for run in _NAME.findall(text):
         words = run.split(" ")
@@ -169,15 +169,15 @@ def countries_named(text: str, *, cities: bool = True) -> set[str]:
 def region_named(question: str) -> Region | None:
     """The region `question` is scoped to: the continents and countries it names.
 
-    A country is named by its name or its adjective ("the United States",
-    "Indian"), not by a city or a state: a question that says "Taylor" or
-    "Elizabeth" names a person far more often than a town. A continent's
-    adjective is no country's ("South American" is not "American"). None
-    when it names neither.
+    A continent is named by its name or adjective ("Europe", "Asian"), a
+    country by its name only ("the United States", "India"): in a question a
+    city, a state or a country's adjective names other things as often
+    ("Taylor", "Elizabeth", "the Indian Ocean", "Latin American"). None when
+    it names neither.
     """
-    everywhere = tuple(sorted(set(_continents().values())))
-    named = {c for c in everywhere if _naming((c,)).search(question)}
-    countries = countries_named(_naming(everywhere).sub(" ", question), cities=False)
+    continents = set(_continents().values())
+    named = {c for c in continents if _naming((c,)).search(question)}
+    countries = countries_named(question, by_name_only=True)
     if not (named or countries):
         return None
     return Region(frozenset(named), frozenset(countries))

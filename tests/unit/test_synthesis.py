@@ -28,7 +28,7 @@ from roles.synthesis import (
 from runtime.text import cited_sentences, whole_sentences
 from state.findings import Finding, Source
 from state.report import Citation
-from tests.unit.fakes import Scripted, scripted
+from tests.unit.fakes import FAIL, Scripted, scripted
 
 SAYS_IT_ALL = Cited(
     "Floods hit Pakistan. Storms came and hit Britain. Every medium, music too, "
@@ -291,7 +291,7 @@ def test_a_lead_whose_sentences_all_fall_chooses_the_findings_that_open_it() -> 
 
 
 @pytest.mark.parametrize(
-    "choices", [({"numbers": [7, 0]},), ("not JSON", "{still not")]
+    "choices", [({"numbers": [7, 0]},), ("not JSON", "{still not"), (f"{FAIL}down",)]
 )
 def test_a_choice_that_names_no_evidence_opens_nothing(
     choices: tuple[Any, ...],
@@ -307,7 +307,7 @@ def test_a_choice_that_names_no_evidence_opens_nothing(
 
 
 def test_a_synthesis_that_stands_is_not_followed_by_a_choice() -> None:
-    model = scripted("Storm Eunice struck Britain in February 2022 [1].", "FAIL")
+    model = scripted("Storm Eunice struck Britain in February 2022 [1].", f"{FAIL}x")
     writer = synthesizer(model, 60.0, 2048)
     assert writer is not None
     findings, citations = sources()
@@ -318,7 +318,7 @@ def test_a_synthesis_that_stands_is_not_followed_by_a_choice() -> None:
 
 def test_the_lead_may_choose_only_numbers_it_was_shown() -> None:
     numbers = choosing_schema({3, 1})["properties"]["numbers"]
-    assert numbers["items"] == {"enum": [1, 3]}
+    assert numbers["items"] == {"type": "integer", "enum": [1, 3]}
     assert (numbers["minItems"], numbers["maxItems"]) == (1, MAX_CHOSEN)
 
 
