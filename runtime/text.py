@@ -129,11 +129,12 @@ def keywords(text: str) -> list[str]:
 
 
 def other_number(word: str) -> str | None:
-    """The plural of a word in -sis, or the singular of one in -ses, else None.
+    """The other number of a word in -sis or -ses, as Greek nouns form it, else None.
 
     The index's Porter stemmer keeps "crisis" and "crises" apart ("crisi",
     "crise"), as it does every such Greek noun; a search for one looks for
-    both. Words of five letters or fewer are left alone ("bases", "basis").
+    both. Of other words the form is a guess that matches nothing ("houses",
+    "housis"). Words of five letters or fewer are left alone ("bases", "basis").
     """
     if len(word) > 5 and word.endswith(("sis", "ses")):
         return word[:-2] + ("es" if word.endswith("is") else "is")
