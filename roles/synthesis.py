@@ -63,6 +63,10 @@ question: at most {MAX_CHOSEN}, the most telling first, each about a different
 subject."""
 
 
+CHOSEN_HEADER = "_Chosen by the lead from the findings, as no sentence it wrote stood:_"
+"""The line above an opening of chosen findings."""
+
+
 class Chosen(BaseModel):
     """The evidence chosen to open the report, by number."""
 
@@ -265,10 +269,9 @@ class Synthesizer:
                 return Synthesis(checked, usage)  # the choice costs only itself
             chosen, used = choice
             usage += used
-            if opening := chosen_opening(chosen, findings, citations):
-                checked = replace(
-                    checked, text=opening.text, findings_chosen=opening.count
-                )
+            if lines := chosen_opening(chosen, findings, citations):
+                text = "\n\n".join([CHOSEN_HEADER, *lines])
+                checked = replace(checked, text=text, findings_chosen=len(lines))
         return Synthesis(checked, usage)
 
     async def choose(
@@ -308,24 +311,16 @@ def choosing_schema(numbers: set[int]) -> dict[str, Any]:
     return schema
 
 
-@dataclass(frozen=True)
-class Opening:
-    """An opening code wrote from chosen findings, and how many it holds."""
-
-    text: str
-    count: int
-
-
 def chosen_opening(
     numbers: Sequence[int],
     findings: Sequence[Finding],
     citations: dict[str, Citation],
-) -> Opening | None:
+) -> list[str]:
     """The findings behind the chosen evidence numbers, written out and cited.
 
     Each number that names evidence gives the claim of its first finding,
     followed by its marker; a number named again, or one of a document already
-    chosen, is passed over, and so is any beyond MAX_CHOSEN. None when no
+    chosen, is passed over, and so is any beyond MAX_CHOSEN. Empty when no
     number names evidence. A claim is what verification found its quote
     supports, so the opening says only what its sources say.
     """
@@ -342,13 +337,7 @@ def chosen_opening(
         lines.append(f"{chosen.claim.strip()} [{number}]")
         if len(lines) == MAX_CHOSEN:
             break
-    if not lines:
-        return None
-    return Opening(
-        "_Chosen by the lead from the findings, as no sentence it wrote stood:_\n\n"
-        + "\n\n".join(lines),
-        len(lines),
-    )
+    return lines
 
 
 def evidence_line(number: int, finding: Finding) -> str:
