@@ -239,13 +239,15 @@ def reached_by_part(
     One ranking (`reached_documents`) for each listed thing; a question that
     lists nothing has one, its own. A question scoped to a region reaches only
     the documents in it (`in_scope`), and has a ranking more for each country of
-    the region (`reached_by_country`).
+    the region (`reached_by_country`); one that names a country is asked once
+    more without its name (`Region.unnamed`): the scope already holds the
+    country, and the documents whose titles say its name would set the bar.
     """
     scope = in_scope(kb, question)
-    rankings = [
-        reached_documents(kb, query, limit, among=scope)
-        for query in part_queries(question)
-    ]
+    region = region_named(question)
+    asked = [question, region.unnamed(question)] if region else [question]
+    queries = dict.fromkeys(q for text in asked for q in part_queries(text))
+    rankings = [reached_documents(kb, query, limit, among=scope) for query in queries]
     return rankings + reached_by_country(kb, question, limit)
 
 

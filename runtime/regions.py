@@ -55,6 +55,18 @@ class Region:
             return question
         return _naming(tuple(sorted(self.continents))).sub(place, question)
 
+    def unnamed(self, question: str) -> str:
+        """`question` with the names of the countries it names taken out.
+
+        Every document in a country is as much in it as those whose titles say
+        its name ("July 2022 United Kingdom government crisis"), which a search
+        for the name ranks far above the rest.
+        """
+        if not self.countries:
+            return question
+        named = _country_naming(tuple(sorted(self.countries))).sub(" ", question)
+        return " ".join(named.split())
+
     def holds(self, country: str) -> bool:
         """Whether `country` is one of the region's or in one of its continents."""
         return country in self.countries or continent_of(country) in self.continents
@@ -68,6 +80,13 @@ def _naming(continents: tuple[str, ...]) -> re.Pattern[str]:
     """
     names = "|".join(map(re.escape, continents))
     return re.compile(rf"\b(?:{names})(?:a?n)?\b", re.IGNORECASE)
+
+
+@cache
+def _country_naming(countries: tuple[str, ...]) -> re.Pattern[str]:
+    """Where a text names one of `countries` by its name, "the" before it too."""
+    names = "|".join(map(re.escape, countries))
+    return re.compile(rf"\b(?:[Tt]he )?(?:{names})\b")
 
 
 @cache

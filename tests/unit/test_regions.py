@@ -155,6 +155,36 @@ def test_a_country_question_lists_the_documents_in_that_country(
     assert region.holds("France") and not region.holds("Italy")
 
 
+def test_a_country_question_is_not_only_about_documents_that_say_its_name(
+    tmp_path: Path,
+) -> None:
+    uk = "the United Kingdom's government"
+    texts = {
+        "July 2022 United Kingdom government crisis": f"In July 2022 {uk} fell "
+        f"apart in London: a crisis of the United Kingdom, {uk} and its ministers.",
+        "October 2022 United Kingdom government crisis": f"In October 2022 {uk} "
+        f"fell again in London, the United Kingdom's second crisis of {uk}.",
+        "Storm Hilda": "What happened in February 2022: Storm Hilda struck "
+        "London, England, felling trees and cutting power.",
+        "Queue for the Queen": "In September 2022 a queue happened in London, "
+        "England, as mourners waited for days.",
+    }
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for title, text in texts.items():
+        (folder / f"{title.replace(' ', '_')}.md").write_text(f"# {title}\n\n{text}\n")
+    ingest(tmp_path / "kb.sqlite", [folder])
+    kb = KnowledgeBase(tmp_path / "kb.sqlite")
+    question = "What happened in the United Kingdom in 2022?"
+    # asked with its name, the two documents that say it set the bar
+    assert len(reached_documents(kb, question, 10, among=in_scope(kb, question))) == 2
+    assert set(holdings_for(kb, question, 10).items) == set(texts)
+    region = region_named(question)
+    assert region is not None
+    assert region.unnamed(question) == "What happened in in 2022?"
+    assert region.unnamed("Did the United Kingdom win?") == "Did win?"
+
+
 @pytest.mark.parametrize("place", ["Chad", "Antarctica"])
 def test_a_question_about_a_place_no_document_is_in_is_refused(
     places_kb: KnowledgeBase, place: str
