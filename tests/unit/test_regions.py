@@ -98,6 +98,16 @@ def test_a_text_names_countries_by_their_names_cities_and_states(
     assert countries_named(text) == countries
 
 
+def kb_of(tmp_path: Path, texts: dict[str, str]) -> KnowledgeBase:
+    """A knowledge base of one document a title, its text its lead."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for title, text in texts.items():
+        (folder / f"{title.replace(' ', '_')}.md").write_text(f"# {title}\n\n{text}\n")
+    ingest(tmp_path / "kb.sqlite", [folder])
+    return KnowledgeBase(tmp_path / "kb.sqlite")
+
+
 @pytest.fixture
 def places_kb(tmp_path: Path) -> KnowledgeBase:
     texts = {
@@ -118,12 +128,7 @@ def places_kb(tmp_path: Path) -> KnowledgeBase:
         "Sardar (2022 film)": "Sardar is a 2022 Indian spy film; its sequel "
         "was announced in 2023.",
     }
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for title, text in texts.items():
-        (folder / f"{title.replace(' ', '_')}.md").write_text(f"# {title}\n\n{text}\n")
-    ingest(tmp_path / "kb.sqlite", [folder])
-    return KnowledgeBase(tmp_path / "kb.sqlite")
+    return kb_of(tmp_path, texts)
 
 
 def test_a_region_question_lists_the_documents_in_its_countries(
@@ -169,12 +174,7 @@ def test_a_country_question_is_not_only_about_documents_that_say_its_name(
         "Queue for the Queen": "In September 2022 a queue happened in London, "
         "England, as mourners waited for days.",
     }
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for title, text in texts.items():
-        (folder / f"{title.replace(' ', '_')}.md").write_text(f"# {title}\n\n{text}\n")
-    ingest(tmp_path / "kb.sqlite", [folder])
-    kb = KnowledgeBase(tmp_path / "kb.sqlite")
+    kb = kb_of(tmp_path, texts)
     question = "What happened in the United Kingdom in 2022?"
     # asked with its name, the two documents that say it set the bar
     assert len(reached_documents(kb, question, 10, among=in_scope(kb, question))) == 2
