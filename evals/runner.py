@@ -67,6 +67,7 @@ class CaseScore(BaseModel):
     calls_by_role: dict[str, int] = {}
     tokens_by_role: dict[str, int] = {}
     synthesis_sentences: dict[str, int] = {}
+    summary_failure: str | None = None
     wall_seconds: float = 0.0
     stopped: str | None = Field(
         default=None, description="Why delegation ended, as the report says."
@@ -122,6 +123,7 @@ def score(
         "calls_by_role": summary.calls_by_role,
         "tokens_by_role": summary.tokens_by_role,
         "synthesis_sentences": synthesis_sentences(summary),
+        "summary_failure": summary.summary_failure,
         "wall_seconds": round(seconds, 3),
         "stopped": rounds_measured[-1].stopped if rounds_measured else None,
     }

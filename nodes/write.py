@@ -43,7 +43,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         )
         if isinstance(outcome, Exception):
             checked = Checked(
-                f"_No synthesis: the lead model failed ({describe(outcome)})._"
+                None, failure=f"the lead model failed ({describe(outcome)})"
             )
             lost = failure_kind(outcome) == "unreachable"
         else:
@@ -61,6 +61,7 @@ async def write(state: ResearchState, runtime: Runtime[Context]) -> ResearchStat
         sentences_unsupported=checked.sentences_unsupported,
         sentences_recited=checked.sentences_recited,
         findings_chosen=checked.findings_chosen,
+        summary_failure=checked.failure,
         lead_unreachable=lost,
         breakers=state.get("breakers", {}),
         verifier=state.get("fact_check_usage", Usage()),

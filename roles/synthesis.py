@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from roles.verify import restates, supports
 from runtime.models import lead_deadline
-from runtime.reliability import settle
+from runtime.reliability import describe, settle
 from runtime.structured import (
     ModelOutputError,
     ainvoke_structured,
@@ -65,6 +65,8 @@ subject."""
 
 CHOSEN_HEADER = "_Chosen by the lead from the findings, as no sentence it wrote stood:_"
 """The line above an opening of chosen findings."""
+NOTHING_CHOSEN = "the lead chose no finding it was shown"
+"""Why a report has no opening when the lead's choice named no evidence."""
 
 
 class Chosen(BaseModel):
@@ -92,7 +94,8 @@ class Checked:
     kept one; `sentences_unsupported` cited sources that do not back them, and
     no source says them; `sentences_recited` are cited to the sources that say
     them, in place of those they named. `findings_chosen` open the report in
-    place of a synthesis of which nothing stood.
+    place of a synthesis of which nothing stood; `failure` says why nothing
+    does though the lead was asked (its call failed, or it chose nothing).
     """
 
     text: str | None
@@ -102,16 +105,24 @@ class Checked:
     sentences_unsupported: int = 0
     sentences_recited: int = 0
     findings_chosen: int = 0
+    failure: str | None = None
 
     def shown(self) -> str | None:
-        """What the report shows: the text, or a line saying every sentence was cut."""
-        cut = self.sentences_dropped + self.sentences_unsupported
-        if self.text is not None or not cut:
+        """What the report shows: the text, or a line saying why there is none.
+
+        Nothing when the lead was never asked (no model, or no finding).
+        """
+        if self.text is not None:
             return self.text
-        return (
-            f"_No summary: none of the {cut} sentence(s) the lead wrote cites a "
-            "finding that supports it._"
-        )
+        cut = self.sentences_dropped + self.sentences_unsupported
+        why = [self.failure] if self.failure else []
+        if cut:
+            why.insert(
+                0,
+                f"none of the {cut} sentence(s) the lead wrote cites a finding "
+                "that supports it",
+            )
+        return f"_No summary: {'; '.join(why)}._" if why else None
 
 
 @dataclass(frozen=True)
@@ -265,13 +276,16 @@ class Synthesizer:
         usage = Usage.of(answer)
         if checked.text is None:
             choice = await settle(self.choose(question, evidence, set(sources)))
-            if isinstance(choice, Exception):
-                return Synthesis(checked, usage)  # the choice costs only itself
+            if isinstance(choice, Exception):  # the choice costs only itself
+                failed = f"choosing findings to open it failed ({describe(choice)})"
+                return Synthesis(replace(checked, failure=failed), usage)
             chosen, used = choice
             usage += used
             if lines := chosen_opening(chosen, findings, citations):
                 text = "\n\n".join([CHOSEN_HEADER, *lines])
                 checked = replace(checked, text=text, findings_chosen=len(lines))
+            else:
+                checked = replace(checked, failure=NOTHING_CHOSEN)
         return Synthesis(checked, usage)
 
     async def choose(

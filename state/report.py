@@ -115,6 +115,11 @@ class RunSummary(BaseModel):
         description="Findings the lead chose to open the report, as no sentence "
         "of its synthesis stood.",
     )
+    summary_failure: str | None = Field(
+        default=None,
+        description="Why the report has no summary though the lead was asked: "
+        "its call failed, or it chose no finding.",
+    )
     tokens: int = Field(default=0, description="All model tokens of the run.")
     tokens_by_role: dict[str, int] = Field(
         default_factory=dict,
@@ -164,6 +169,7 @@ class RunSummary(BaseModel):
         sentences_unsupported: int = 0,
         sentences_recited: int = 0,
         findings_chosen: int = 0,
+        summary_failure: str | None = None,
         lead_unreachable: bool = False,
         breakers: dict[str, Breaker] | None = None,
         verifier: Usage | None = None,
@@ -205,6 +211,7 @@ class RunSummary(BaseModel):
             sentences_unsupported=sentences_unsupported,
             sentences_recited=sentences_recited,
             findings_chosen=findings_chosen,
+            summary_failure=summary_failure,
             tokens=sum(r.tokens for r in results) + lead.tokens + verifier.tokens,
             tokens_by_role={
                 "lead": lead.tokens,

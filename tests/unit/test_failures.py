@@ -356,7 +356,8 @@ def test_failed_synthesis_keeps_the_cited_findings(
         max_rounds=0,
     )
     report = research(QUESTION, context)["report"]
-    assert "_No synthesis: the lead model failed (lead down)._" in report.markdown
+    assert "_No summary: the lead model failed (lead down)._" in report.markdown
+    assert report.summary.summary_failure == "the lead model failed (lead down)"
     assert len(report.citations) == 3
     assert all(f"[{n}]" in report.markdown for n in (1, 2, 3))
 

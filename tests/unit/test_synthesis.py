@@ -14,6 +14,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.synthesis import (
     MAX_CHOSEN,
+    NOTHING_CHOSEN,
     SYNTHESIS_MAX_TOKENS,
     Checked,
     Cited,
@@ -291,19 +292,34 @@ def test_a_lead_whose_sentences_all_fall_chooses_the_findings_that_open_it() -> 
 
 
 @pytest.mark.parametrize(
-    "choices", [({"numbers": [7, 0]},), ("not JSON", "{still not"), (f"{FAIL}down",)]
+    ("choices", "why"),
+    [
+        (({"numbers": [7, 0]},), NOTHING_CHOSEN),
+        (("not JSON", "{still not"), NOTHING_CHOSEN),
+        ((f"{FAIL}down",), "choosing findings to open it failed (down)"),
+    ],
 )
-def test_a_choice_that_names_no_evidence_opens_nothing(
-    choices: tuple[Any, ...],
+def test_a_choice_that_names_no_evidence_opens_nothing_and_says_why(
+    choices: tuple[Any, ...], why: str
 ) -> None:
     writer = synthesizer(scripted("Nothing cited here.", *choices), 60.0, 2048)
     assert writer is not None
     findings, citations = sources()
     done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
     assert done.checked.text is None
-    assert done.checked.findings_chosen == 0
-    assert done.checked.shown() is not None
-    assert done.checked.shown().startswith("_No summary:")  # type: ignore[union-attr]
+    assert (done.checked.findings_chosen, done.checked.failure) == (0, why)
+    assert done.checked.shown() == (
+        "_No summary: none of the 1 sentence(s) the lead wrote cites a finding "
+        f"that supports it; {why}._"
+    )
+
+
+def test_a_lead_that_writes_nothing_and_chooses_nothing_is_told_of() -> None:
+    writer = synthesizer(scripted("", {"numbers": [9]}), 60.0, 2048)
+    assert writer is not None
+    findings, citations = sources()
+    done = asyncio.run(writer.synthesize("Which storms?", findings, citations, []))
+    assert done.checked.shown() == f"_No summary: {NOTHING_CHOSEN}._"
 
 
 def test_a_synthesis_that_stands_is_not_followed_by_a_choice() -> None:
