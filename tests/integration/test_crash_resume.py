@@ -53,6 +53,7 @@ def researcher(freshwiki_kb: str) -> Iterator[tuple[QuotingResearcher, str]]:
     slow = QuotingResearcher(KnowledgeBase(freshwiki_kb), delay_s=ANSWER_DELAY_S)
     with ReplayServer(slow) as server:
         yield slow, server.base_url
+        slow.answering.set()  # no request is left waiting as the server stops
 
 
 def delegator(base_url: str, kb: str, store: list[str], *extra: str) -> list[str]:
@@ -246,7 +247,7 @@ def test_a_thread_runs_once_at_a_time_and_a_killed_runs_lock_is_recovered(
             "crash",
             "--max-parallel",
             "1",
-        ),  # one at a time: it runs long enough for a second run to meet it
+        ),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -257,6 +258,7 @@ def test_a_thread_runs_once_at_a_time_and_a_killed_runs_lock_is_recovered(
         assert first.poll() is None, first.stderr.read() if first.stderr else ""
         assert time.monotonic() < deadline, "no result was recorded in time"
         time.sleep(0.05)
+    slow.answering.clear()  # the first run waits from here, however slow the second
     second = subprocess.run(
         delegator(base_url, freshwiki_kb, store, "--thread", "crash"),
         env=env,
@@ -270,6 +272,7 @@ def test_a_thread_runs_once_at_a_time_and_a_killed_runs_lock_is_recovered(
     assert "thread 'crash' is running in another process" in line
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=60)
+    slow.answering.set()
     third = subprocess.run(
         delegator(base_url, freshwiki_kb, store, QUESTION, "--thread", "crash"),
         env=env,
