@@ -243,8 +243,8 @@ def reached_by_part(
     more without its name (`Region.unnamed`): the scope already holds the
     country, and the documents whose titles say its name would set the bar.
     """
-    scope = in_scope(kb, question)
     region = region_named(question)
+    scope = None if region is None else documents_in(kb, region)
     asked = [question, region.unnamed(question)] if region else [question]
     queries = dict.fromkeys(q for text in asked for q in part_queries(text))
     rankings = [reached_documents(kb, query, limit, among=scope) for query in queries]

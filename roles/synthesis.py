@@ -115,13 +115,12 @@ class Checked:
         if self.text is not None:
             return self.text
         cut = self.sentences_dropped + self.sentences_unsupported
-        why = [self.failure] if self.failure else []
-        if cut:
-            why.insert(
-                0,
-                f"none of the {cut} sentence(s) the lead wrote cites a finding "
-                "that supports it",
-            )
+        unsupported = (
+            f"none of the {cut} sentence(s) the lead wrote cites a finding "
+            "that supports it"
+        )
+        why = [unsupported] if cut else []
+        why += [self.failure] if self.failure else []
         return f"_No summary: {'; '.join(why)}._" if why else None
 
 

@@ -108,6 +108,11 @@ def kb_of(tmp_path: Path, texts: dict[str, str]) -> KnowledgeBase:
     return KnowledgeBase(tmp_path / "kb.sqlite")
 
 
+def titles_listed(kb: KnowledgeBase, question: str) -> set[str]:
+    """The titles of the documents the question's holdings list."""
+    return {item.split(":")[0] for item in holdings_for(kb, question, 10).items}
+
+
 @pytest.fixture
 def places_kb(tmp_path: Path) -> KnowledgeBase:
     texts = {
@@ -153,8 +158,7 @@ def test_a_country_question_lists_the_documents_in_that_country(
 ) -> None:
     france = "What happened in France in 2022 and 2023?"
     assert in_scope(places_kb, france) == frozenset({"2022_Paris_Marathon"})
-    listed = holdings_for(places_kb, france, 10).items
-    assert {item.split(":")[0] for item in listed} == {"2022 Paris Marathon"}
+    assert titles_listed(places_kb, france) == {"2022 Paris Marathon"}
     region = region_named(france)
     assert region is not None and region.put(france, "Spain") == france
     assert region.holds("France") and not region.holds("Italy")
@@ -220,8 +224,7 @@ def test_a_document_is_in_the_country_its_adjective_names(
 ) -> None:
     asia = "Which films came out of Asia in 2022?"
     assert in_scope(places_kb, asia) == frozenset({"Sardar_(2022_film)"})
-    listed = holdings_for(places_kb, asia, 10).items
-    assert {item.split(":")[0] for item in listed} == {"Sardar (2022 film)"}
+    assert titles_listed(places_kb, asia) == {"Sardar (2022 film)"}
 
 
 def test_a_region_question_is_asked_of_each_country_most_documents_first(
