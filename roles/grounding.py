@@ -20,7 +20,7 @@ from typing import TypeVar
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
-from runtime.regions import Region, countries_named, region_named
+from runtime.regions import Region, countries_placed, region_named
 from runtime.text import names, period_of, stems, terms, years
 from state.plan import named_item, normalize
 
@@ -186,7 +186,7 @@ def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:
 
 
 def countries_by_document(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
-    """The countries each document is in: those its title and lead name.
+    """The countries each document is in: those its title and lead place it in.
 
     Read once per version of the knowledge base's file.
     """
@@ -197,7 +197,7 @@ def countries_by_document(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
 def _countries_of(
     kb: KnowledgeBase, version: tuple[int, int, int, int]
 ) -> dict[str, frozenset[str]]:
-    return {doc: frozenset(countries_named(lead)) for doc, lead in kb.leads().items()}
+    return {doc: frozenset(countries_placed(lead)) for doc, lead in kb.leads().items()}
 
 
 def documents_by_country(kb: KnowledgeBase, region: Region) -> dict[str, set[str]]:

