@@ -21,6 +21,7 @@ from runtime.kb import RELEVANT_SHARE, KnowledgeBase, Passage, lead_id
 from runtime.kinds import OTHERS, corpus_kinds
 from runtime.listed import part_queries
 from runtime.regions import Region, countries_placed, region_named
+from runtime.subjects import subject_words, subjects_named
 from runtime.text import names, period_of, stems, terms, years
 from state.plan import named_item, normalize
 
@@ -28,6 +29,8 @@ T = TypeVar("T")
 
 _LEAD_DEPTH = 300
 """Passages searched for the leads a question reaches."""
+_SPOKEN_WORDS = 2
+"""Words of a subject's list a lead uses, at least, to speak of the subject."""
 SEVERAL_KINDS = "Documents of several kinds"
 """A dimension a model named after a document, its values of several kinds."""
 
@@ -200,6 +203,21 @@ def _countries_of(
     return {doc: frozenset(countries_placed(lead)) for doc, lead in kb.leads().items()}
 
 
+def lead_words(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
+    """The content words of each document's title and lead, by doc id.
+
+    Read once per version of the knowledge base's file.
+    """
+    return _lead_words(kb, kb.version())
+
+
+@functools.lru_cache(maxsize=8)
+def _lead_words(
+    kb: KnowledgeBase, version: tuple[int, int, int, int]
+) -> dict[str, frozenset[str]]:
+    return {doc: frozenset(terms(lead)) for doc, lead in kb.leads().items()}
+
+
 def documents_by_country(kb: KnowledgeBase, region: Region) -> dict[str, set[str]]:
     """The documents in each country of `region` that some document is in."""
     in_country: dict[str, set[str]] = {}
@@ -248,7 +266,45 @@ def reached_by_part(
     asked = [question, region.unnamed(question)] if region else [question]
     queries = dict.fromkeys(q for text in asked for q in part_queries(text))
     rankings = [reached_documents(kb, query, limit, among=scope) for query in queries]
-    return rankings + reached_by_country(kb, question, limit)
+    return (
+        rankings
+        + reached_by_subject(kb, question, limit, among=scope)
+        + reached_by_country(kb, question, limit)
+    )
+
+
+def reached_by_subject(
+    kb: KnowledgeBase,
+    question: str,
+    limit: int,
+    among: AbstractSet[str] | None = None,
+) -> list[list[Passage]]:
+    """For each subject the question names, the leads of its period that speak of it.
+
+    A lead speaks of a subject by the words of its list it uses
+    (`runtime.subjects`); the leads using most come first, and those using
+    fewer than RELEVANT_SHARE of the best's are left out, as are those using
+    fewer than _SPOKEN_WORDS. At most `limit` of the documents `among` when given.
+    """
+    period = period_of(question)
+    words = lead_words(kb)
+    rankings = []
+    for subject in subjects_named(question):
+        counts = {
+            doc: len(subject_words(subject, used))
+            for doc, used in words.items()
+            if among is None or doc in among
+        }
+        spoken = sorted(
+            (doc for doc, n in counts.items() if n >= _SPOKEN_WORDS),
+            key=lambda d: (-counts[d], d),
+        )
+        leads = (kb.passage(lead_id(doc)) for doc in spoken)
+        dated = [p for p in leads if p is not None and kb.in_period(p, period)]
+        if dated:
+            bar = RELEVANT_SHARE * counts[dated[0].doc_id]
+            rankings.append([p for p in dated if counts[p.doc_id] >= bar][:limit])
+    return rankings
 
 
 def reached_by_country(
