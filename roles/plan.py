@@ -27,7 +27,7 @@ from roles.grounding import (
 from runtime.kb import KnowledgeBase, Passage
 from runtime.kinds import Kinds, document_kinds
 from runtime.language import kb_language, language
-from runtime.models import lead_deadline
+from runtime.models import ModelTimeoutError, lead_deadline
 from runtime.regions import region_named
 from runtime.reliability import describe
 from runtime.structured import (
@@ -491,11 +491,13 @@ def check_matches(kb: KnowledgeBase, question: str) -> None:
 
 @dataclass(frozen=True)
 class FallbackPlanner:
-    """The lead plans; when no usable plan comes of it, the knowledge base does.
+    """The lead plans; when no usable plan comes of it in time, the knowledge base does.
 
     The plan then says why (`CoveragePlan.fallback`), and what the lead's failed
-    attempts cost is still counted. A lead that times out or cannot be reached
-    is not replaced: that is the run's failure to report.
+    attempts cost is still counted. A lead that cannot be reached is not
+    replaced: that is the run's failure to report. One that is reached but too
+    slow costs only its plan, as a slow enumeration or summary costs only
+    itself.
     """
 
     lead: ModelPlanner
@@ -505,18 +507,21 @@ class FallbackPlanner:
         """The lead's plan, else the corpus's, saying why."""
         try:
             return await self.lead.plan(question)
-        except ModelOutputError as unusable:
+        except (ModelOutputError, ModelTimeoutError) as unusable:
+            usage = (
+                unusable.usage if isinstance(unusable, ModelOutputError) else Usage()
+            )
             try:
                 planned = await self.corpus.plan(question)
             except NothingMatchesError as refusal:
                 raise ModelOutputError(
                     f"{describe(unusable)}; nor can the knowledge base plan it: "
                     f"{describe(refusal)}",
-                    unusable.usage,
+                    usage,
                 ) from refusal
             why = f"the lead's plan could not be used ({describe(unusable)})"
             plan = planned.plan.model_copy(update={"fallback": why})
-            return Planned(plan, unusable.usage)
+            return Planned(plan, usage)
 
 
 def planner(

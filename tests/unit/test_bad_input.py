@@ -161,15 +161,18 @@ def test_a_lead_past_its_deadline_is_a_model_failure_not_a_file_one(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # the deadline is a TimeoutError, which Python counts among OSErrors (exit 4)
+    # the deadline is a TimeoutError, which Python counts among OSErrors (exit 4);
+    # a late plan gives way to the knowledge base's, which cannot plan this one
+    unknown = "How do zorblax quintessorials flimmer?"
     with ReplayServer(by_role({"plan": Reply(content="{}", delay_s=5)})) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "replay")
-        args = research(freshwiki_kb, "--set", "lead_timeout_s=0.5")
+        args = research(freshwiki_kb, "--set", "lead_timeout_s=0.5", question=unknown)
         args[args.index("--lead-model") + 1] = "openai:replay"
         assert main(args) == exits.MODEL
     line = one_error_line(capsys.readouterr().err)
     assert "did not finish planning within 0.5s" in line
+    assert "nor can the knowledge base plan it" in line
 
 
 def test_ctrl_c_stops_cleanly(
