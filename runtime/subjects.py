@@ -5,8 +5,8 @@ asks about documents that seldom say its word: a rocket's test flight is about
 technology without the word "technology". Empath's lexicon (Fast et al., 2016)
 lists, for each of its subjects, the words that text about it uses ("technology":
 spacecraft, software, online, prototype, ...). A question names a subject by its
-name ("sport" in "sporting") or by a word of its list that begins as the name
-does ("scientific" for science); a document speaks of it by as many of the
+name ("sport" in "sporting") or by its adjective, a word of its list that begins
+as the name does ("scientific" for science); a document speaks of it by as many of the
 subject's words as its lead uses.
 """
 
@@ -21,6 +21,9 @@ from runtime.text import stem, terms
 
 _PREFIX = 5
 """Letters a subject's word shares with its name to name it ("scien")."""
+_ADJECTIVE_ENDINGS = ("al", "ic", "ous")
+"""How the adjective of a subject's name ends ("scientific", "political"): a
+word of another kind ("achieve" of achievement) names no subject."""
 
 
 @functools.cache
@@ -39,7 +42,9 @@ def subjects_named(question: str) -> list[str]:
     for word in terms(question):
         for name, words in _lexicon().items():
             if stem(word) == stem(name) or (
-                word in words and word[:_PREFIX] == name[:_PREFIX]
+                word in words
+                and word[:_PREFIX] == name[:_PREFIX]
+                and word.endswith(_ADJECTIVE_ENDINGS)
             ):
                 named.setdefault(name)
     return list(named)

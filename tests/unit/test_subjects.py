@@ -24,6 +24,8 @@ TECHNOLOGY = "What technological breakthroughs made news in 2023?"
         ("What were the major sporting competitions of 2022?", ["sports"]),
         ("Which storms and severe weather struck in 2022?", ["weather"]),
         ("Which films were released in 2022?", []),
+        # a verb of a subject's list is no subject ("achieve" of achievement)
+        ("Which teams stand out, and what did they achieve?", []),
     ],
 )
 def test_a_question_names_a_subject_by_its_name_or_a_word_that_begins_so(
