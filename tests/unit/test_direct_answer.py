@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from roles.direct_answer import answer_directly
 from roles.plan import NothingMatchesError
+from state.plan import CoveragePlan
 from tests.support import extractive, research
+from tests.unit.test_regions import kb_of
 
 
 def test_single_fact_question_is_answered_directly(freshwiki_kb: str) -> None:
@@ -43,3 +48,23 @@ def test_a_question_the_knowledge_base_cannot_answer_says_so(
 ) -> None:
     with pytest.raises(NothingMatchesError, match="nothing in the knowledge base"):
         research(question, extractive(freshwiki_kb))
+
+
+def test_a_direct_answer_quotes_only_documents_of_the_question_s_period_and_place(
+    tmp_path: Path,
+) -> None:
+    kb = kb_of(
+        tmp_path,
+        {
+            "Ohio Flood": "The Ohio Flood struck Ohio, United States, in 2023. Heavy "
+            "rain flooded homes and people lost power for days.",
+            "Burma Storm": "The Burma Storm struck Myanmar in 2023. Heavy rain "
+            "flooded homes and people lost power and homes for days.",
+            "Old Ohio Flood": "The Old Ohio Flood struck Ohio, United States, in "
+            "1937. Heavy rain flooded homes and people lost power for weeks.",
+        },
+    )
+    question = "How did heavy rain affect people in the United States in 2023?"
+    result = answer_directly(kb, CoveragePlan.direct(question), "run", 60.0)
+    assert result.findings
+    assert {f.source.title for f in result.findings} == {"Ohio Flood"}
