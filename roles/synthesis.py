@@ -57,6 +57,10 @@ question, say plainly that the evidence does not cover them. Answer with the
 Markdown text only, no heading."""
 MAX_CHOSEN = 5
 """The most findings a chosen opening holds."""
+MAX_SHOWN = 24
+"""The most findings the lead reads to write the opening. Four short paragraphs
+cite far fewer; a run of twenty values has a hundred findings, which a 0.5B
+model on two cores does not read and answer within the lead's deadline."""
 CHOOSING_PROMPT = f"""You choose how a research report opens. Below is numbered
 evidence. Answer with the numbers of the evidence that best answers the
 question: at most {MAX_CHOSEN}, the most telling first, each about a different
@@ -248,12 +252,14 @@ class Synthesizer:
     ) -> Synthesis:
         """The cited synthesis, each call within the lead's deadline.
 
-        When none of its sentences stands, the findings the lead chooses
-        (`choose`, `chosen_opening`) open the report in its place; a choice
-        that fails leaves the synthesis as it was checked.
+        The lead reads the findings `shown_findings` picks. When none of its
+        sentences stands, the findings the lead chooses (`choose`,
+        `chosen_opening`) open the report in its place; a choice that fails
+        leaves the synthesis as it was checked.
         """
+        shown = shown_findings(findings)
         evidence = "\n".join(
-            evidence_line(citations[f.source.passage_id].number, f) for f in findings
+            evidence_line(citations[f.source.passage_id].number, f) for f in shown
         )
         missing = ", ".join(gaps) or "none"
         async with lead_deadline(self.timeout_s, "writing"):
@@ -270,7 +276,7 @@ class Synthesizer:
         written = message_text(answer)
         if answer.response_metadata.get("finish_reason") == "length":
             written = whole_sentences(written)
-        sources = cited_evidence(findings, citations)
+        sources = cited_evidence(shown, citations)
         checked = check_citations(written, sources)
         usage = Usage.of(answer)
         if checked.text is None:
@@ -351,6 +357,21 @@ def chosen_opening(
         if len(lines) == MAX_CHOSEN:
             break
     return lines
+
+
+def shown_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings the lead reads, in their order: at most MAX_SHOWN.
+
+    The first finding of each value comes before any value's second, so every
+    covered value is read (the first MAX_SHOWN values, when there are more).
+    """
+    firsts: dict[str, int] = {}
+    for at, finding in enumerate(findings):
+        for value in finding.values:
+            firsts.setdefault(value, at)
+    first = list(dict.fromkeys(firsts.values()))
+    rest = [at for at in range(len(findings)) if at not in set(first)]
+    return [findings[at] for at in sorted((first + rest)[:MAX_SHOWN])]
 
 
 def evidence_line(number: int, finding: Finding) -> str:

@@ -14,6 +14,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from roles.synthesis import (
     MAX_CHOSEN,
+    MAX_SHOWN,
     NOTHING_CHOSEN,
     SYNTHESIS_MAX_TOKENS,
     Checked,
@@ -23,6 +24,7 @@ from roles.synthesis import (
     chosen_opening,
     cited_evidence,
     evidence_line,
+    shown_findings,
     synthesizer,
     written_sentences,
 )
@@ -354,3 +356,17 @@ def test_a_chosen_opening_holds_one_finding_a_source_and_at_most_the_cap() -> No
     assert len(opening) == MAX_CHOSEN
     cited = [line.rsplit(" ", 1)[-1] for line in opening]
     assert cited == [f"[{n}]" for n in (1, *range(3, MAX_CHOSEN + 2))]
+
+
+def test_the_lead_reads_every_value_s_first_finding_before_any_second() -> None:
+    said = [(f"Storm {n}", f"Storm {n} struck a coast in 2022.") for n in range(40)]
+    findings, _ = sources(said)
+    seconds = [f.model_copy(update={"claim": f"Again: {f.claim}"}) for f in findings]
+    # each value's second finding right after its first
+    both = [f for pair in zip(findings, seconds, strict=True) for f in pair]
+    shown = shown_findings(both[:10])
+    assert shown == both[:10]  # few findings: all of them, in their order
+    shown = shown_findings(both)
+    assert len(shown) == MAX_SHOWN and shown == findings[:MAX_SHOWN]
+    # 22 values: their first findings, and seconds while room is left, in order
+    assert shown_findings(both[:44]) == both[:4] + findings[2:22]
