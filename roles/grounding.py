@@ -12,7 +12,7 @@ the documents in it (`runtime.regions`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -189,33 +189,40 @@ def leads_reached(kb: KnowledgeBase, question: str) -> list[Passage]:
 
 
 def countries_by_document(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
-    """The countries each document is in: those its title and lead place it in.
-
-    Read once per version of the knowledge base's file.
-    """
-    return _countries_of(kb, kb.version())
-
-
-@functools.lru_cache(maxsize=8)
-def _countries_of(
-    kb: KnowledgeBase, version: tuple[int, int, int, int]
-) -> dict[str, frozenset[str]]:
-    return {doc: frozenset(countries_placed(lead)) for doc, lead in kb.leads().items()}
+    """The countries each document is in: those its title and lead place it in."""
+    return of_each_lead(kb, _countries)
 
 
 def lead_words(kb: KnowledgeBase) -> dict[str, frozenset[str]]:
-    """The content words of each document's title and lead, by doc id.
+    """The content words of each document's title and lead, by doc id."""
+    return of_each_lead(kb, _words)
+
+
+def of_each_lead(
+    kb: KnowledgeBase, read: Callable[[str], frozenset[str]]
+) -> dict[str, frozenset[str]]:
+    """What `read` makes of each document's title and lead, by doc id.
 
     Read once per version of the knowledge base's file.
     """
-    return _lead_words(kb, kb.version())
+    return _of_each_lead(kb, kb.version(), read)
 
 
 @functools.lru_cache(maxsize=8)
-def _lead_words(
-    kb: KnowledgeBase, version: tuple[int, int, int, int]
+def _of_each_lead(
+    kb: KnowledgeBase,
+    version: tuple[int, int, int, int],
+    read: Callable[[str], frozenset[str]],
 ) -> dict[str, frozenset[str]]:
-    return {doc: frozenset(terms(lead)) for doc, lead in kb.leads().items()}
+    return {doc: read(lead) for doc, lead in kb.leads().items()}
+
+
+def _countries(lead: str) -> frozenset[str]:
+    return frozenset(countries_placed(lead))
+
+
+def _words(lead: str) -> frozenset[str]:
+    return frozenset(terms(lead))
 
 
 def documents_by_country(kb: KnowledgeBase, region: Region) -> dict[str, set[str]]:
