@@ -370,7 +370,8 @@ def shown_findings(findings: Sequence[Finding]) -> list[Finding]:
         for value in finding.values:
             firsts.setdefault(value, at)
     first = list(dict.fromkeys(firsts.values()))
-    rest = [at for at in range(len(findings)) if at not in set(first)]
+    taken = set(first)
+    rest = [at for at in range(len(findings)) if at not in taken]
     return [findings[at] for at in sorted((first + rest)[:MAX_SHOWN])]
 
 
