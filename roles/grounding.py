@@ -306,8 +306,9 @@ def reached_by_subject(
             (doc for doc, n in counts.items() if n >= _SPOKEN_WORDS),
             key=lambda d: (-counts[d], d),
         )
-        leads = (kb.passage(lead_id(doc)) for doc in spoken)
-        dated = [p for p in leads if p is not None and kb.in_period(p, period)]
+        ids = [lead_id(doc) for doc in spoken]
+        leads = kb.passages(ids)
+        dated = [leads[i] for i in ids if i in leads and kb.in_period(leads[i], period)]
         if dated:
             bar = RELEVANT_SHARE * counts[dated[0].doc_id]
             rankings.append([p for p in dated if counts[p.doc_id] >= bar][:limit])
