@@ -83,7 +83,9 @@ class Holdings:
         """The item whose content words (two or more) `value` holds, if one does.
 
         Words are compared by stem; of several such items, the one with the most
-        words.
+        words. Failing that, the one item that holds all of `value`'s words (two
+        or more): "2022 Welsh Open" is "2022 Welsh Open (snooker)", but "2022
+        floods" is neither of two floods.
         """
         if not isinstance(value, str):
             return None
@@ -93,7 +95,10 @@ class Holdings:
             for item in self.items
             if len(words := stems(item)) > 1 and words <= written
         ]
-        return max(matching, key=lambda m: m[0], default=(0, None))[1]
+        if matching:
+            return max(matching, key=lambda m: m[0])[1]
+        holding = [item for item in self.items if written <= stems(item)]
+        return holding[0] if len(written) > 1 and len(holding) == 1 else None
 
     def holds(self, value: str) -> bool:
         """Whether `value` is one of the listed items."""

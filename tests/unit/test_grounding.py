@@ -71,6 +71,16 @@ def test_code_spells_what_a_lead_names() -> None:
     assert kinds.spell("Aftermath of the storm") == "Aftermath of the storm"
 
 
+def test_a_value_written_short_of_one_item_is_that_item() -> None:
+    held = Holdings(
+        ("2022 Welsh Open (snooker)", "2022 Pakistan floods", "2022 Brazil floods"),
+        (("Events", (1, 2, 3)),),
+    )
+    assert held.spell("2022 Welsh Open") == "2022 Welsh Open (snooker)"
+    assert held.spell("2022 floods") == "2022 floods"  # two items hold it: neither
+    assert held.spell("Welsh") == "Welsh"  # one word says too little
+
+
 def planned(answer: dict[str, Any], kb: str) -> list[str]:
     corpus = CorpusPlanner(KnowledgeBase(kb), 6)
     lead = ModelPlanner(scripted(answer), 6, 60.0, corpus)
