@@ -6,8 +6,8 @@ technology without the word "technology". Empath's lexicon (Fast et al., 2016)
 lists, for each of its subjects, the words that text about it uses ("technology":
 spacecraft, software, online, prototype, ...). A question names a subject by its
 name ("sport" in "sporting") or by its adjective, a word of its list that begins
-as the name does ("scientific" for science); a document speaks of it by as many of the
-subject's words as its lead uses.
+as the name does ("scientific" for science); a document speaks of it by as many
+of the subject's words as its lead uses.
 """
 
 from __future__ import annotations
